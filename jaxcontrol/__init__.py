@@ -1,0 +1,44 @@
+"""jaxcontrol: the DeepMind Control Suite as pure JAX on MuJoCo MJX.
+
+    import jax, jaxcontrol
+    env = jaxcontrol.load("cartpole", "swingup")
+    states = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 1024))
+    states = jax.jit(jax.vmap(env.step))(states, actions)
+"""
+
+from jaxcontrol import tasks as _tasks  # noqa: F401  (registers the domains)
+from jaxcontrol.core import Env, State, StepType
+from jaxcontrol.physics import Physics
+from jaxcontrol.registry import REGISTRY as _REGISTRY
+from jaxcontrol.task import Task
+
+__version__ = "0.1.0"
+
+ALL_TASKS: tuple[tuple[str, str], ...] = _REGISTRY.tasks()
+BENCHMARKING: tuple[tuple[str, str], ...] = _REGISTRY.tasks("benchmarking")
+EXTRA: tuple[tuple[str, str], ...] = tuple(sorted(set(ALL_TASKS) - set(BENCHMARKING)))
+TASKS_BY_DOMAIN: dict[str, tuple[str, ...]] = {
+    domain: tuple(t for d, t in ALL_TASKS if d == domain) for domain in _REGISTRY.domains()
+}
+
+
+def load(domain_name: str, task_name: str, **task_kwargs) -> Env:
+    """Returns the environment for a suite task, like `dm_control.suite.load`.
+
+    Args:
+      domain_name: e.g. "cartpole".
+      task_name: e.g. "swingup".
+      **task_kwargs: task parameters, e.g. `time_limit=5.0`; an unknown one is a
+        ValueError naming the valid ones.
+
+    Raises:
+      ValueError: for an unknown domain or task, listing the valid names with
+        close matches first.
+    """
+    return Env(domain_name, task_name, _REGISTRY.build(domain_name, task_name, **task_kwargs))
+
+
+__all__ = [
+    "ALL_TASKS", "BENCHMARKING", "EXTRA", "TASKS_BY_DOMAIN", "Env", "Physics", "State",
+    "StepType", "Task", "load",
+]

@@ -1,0 +1,66 @@
+"""Our own MuJoCo models of the suite's domains, built with `mujoco.MjSpec`.
+
+Each domain module exposes `make_spec(...)` and `make_model(...)`; the models
+compile to the same physics as dm_control's XML (see `compare.compare_models`
+and tests/test_models.py). `compat` adapts them for `mujoco.mjx.put_model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mujoco
+
+from jaxcontrol.mjcf import acrobot, cartpole, common, compat, compare
+from jaxcontrol.mjcf import pendulum, point_mass
+from jaxcontrol.mjcf.compare import compare_models
+from jaxcontrol.mjcf.compat import put_model, to_mjx_compatible
+
+_BUILDERS: dict[str, Callable[..., mujoco.MjModel]] = {
+    "acrobot": acrobot.make_model,
+    "cartpole": cartpole.make_model,
+    "pendulum": pendulum.make_model,
+    "point_mass": point_mass.make_model,
+}
+
+DOMAINS: tuple[str, ...] = tuple(sorted(_BUILDERS))
+
+
+def build(domain: str, **kwargs: Any) -> mujoco.MjModel:
+    """Builds and compiles the model of `domain`.
+
+    Args:
+        domain: A domain name, one of `DOMAINS`.
+        **kwargs: Passed to the domain's `make_model` (e.g. `num_poles=2` for
+            cartpole).
+
+    Returns:
+        The compiled model.
+
+    Raises:
+        ValueError: If `domain` is unknown.
+    """
+    try:
+        builder = _BUILDERS[domain]
+    except KeyError:
+        raise ValueError(
+            f"Unknown domain {domain!r}; valid domains: {', '.join(DOMAINS)}"
+        ) from None
+    return builder(**kwargs)
+
+
+__all__ = [
+    "DOMAINS",
+    "acrobot",
+    "build",
+    "cartpole",
+    "common",
+    "compare",
+    "compare_models",
+    "compat",
+    "pendulum",
+    "point_mass",
+    "put_model",
+    "to_mjx_compatible",
+]

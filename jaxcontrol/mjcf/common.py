@@ -1,0 +1,89 @@
+"""Visual assets and settings shared by every domain of the suite.
+
+The same colours, textures and visual settings dm_control's suite domains
+share (through their common includes), added to an `MjSpec` in code.
+"""
+
+from __future__ import annotations
+
+import mujoco
+
+# Material name -> rgba. Insertion order is material id order (after "grid").
+MATERIAL_RGBA: dict[str, tuple[float, float, float, float]] = {
+    "self": (0.7, 0.5, 0.3, 1.0),
+    "self_default": (0.7, 0.5, 0.3, 1.0),
+    "self_highlight": (0.0, 0.5, 0.3, 1.0),
+    "effector": (0.7, 0.4, 0.2, 1.0),
+    "effector_default": (0.7, 0.4, 0.2, 1.0),
+    "effector_highlight": (0.0, 0.5, 0.3, 1.0),
+    "decoration": (0.3, 0.5, 0.7, 1.0),
+    "eye": (0.0, 0.2, 1.0, 1.0),
+    "target": (0.6, 0.3, 0.3, 1.0),
+    "target_default": (0.6, 0.3, 0.3, 1.0),
+    "target_highlight": (0.6, 0.3, 0.3, 0.4),
+    "site": (0.5, 0.5, 0.5, 0.3),
+}
+
+
+def add_visual_settings(spec: mujoco.MjSpec) -> None:
+    """Sets the headlight, near clipping plane and shadow map resolution."""
+    spec.visual.headlight.ambient = (0.4, 0.4, 0.4)
+    spec.visual.headlight.diffuse = (0.8, 0.8, 0.8)
+    spec.visual.headlight.specular = (0.1, 0.1, 0.1)
+    spec.visual.map.znear = 0.01
+    spec.visual.quality.shadowsize = 2048
+
+
+def add_textures(spec: mujoco.MjSpec) -> None:
+    """Adds the gradient skybox and the checkered 'grid' floor texture."""
+    spec.add_texture(
+        name="skybox",
+        type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+        builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
+        rgb1=(0.4, 0.6, 0.8),
+        rgb2=(0.0, 0.0, 0.0),
+        width=800,
+        height=800,
+        mark=mujoco.mjtMark.mjMARK_RANDOM,
+        markrgb=(1.0, 1.0, 1.0),
+    )
+    spec.add_texture(
+        name="grid",
+        type=mujoco.mjtTexture.mjTEXTURE_2D,
+        builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+        rgb1=(0.1, 0.2, 0.3),
+        rgb2=(0.2, 0.3, 0.4),
+        width=300,
+        height=300,
+        mark=mujoco.mjtMark.mjMARK_EDGE,
+        markrgb=(0.2, 0.3, 0.4),
+    )
+
+
+def add_materials(spec: mujoco.MjSpec) -> None:
+    """Adds the 'grid' floor material and the named colour materials."""
+    grid = spec.add_material(
+        name="grid", texrepeat=(1.0, 1.0), texuniform=True, reflectance=0.2
+    )
+    grid.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+    for name, rgba in MATERIAL_RGBA.items():
+        spec.add_material(name=name, rgba=rgba)
+
+
+def add_common_assets(spec: mujoco.MjSpec) -> None:
+    """Adds the shared visual settings, textures and materials to `spec`.
+
+    Args:
+        spec: The spec to modify in place.
+    """
+    add_visual_settings(spec)
+    add_textures(spec)
+    add_materials(spec)
+
+
+def new_spec(model_name: str) -> mujoco.MjSpec:
+    """Returns an empty spec named `model_name` with the common assets."""
+    spec = mujoco.MjSpec()
+    spec.modelname = model_name
+    add_common_assets(spec)
+    return spec

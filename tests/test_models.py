@@ -1,0 +1,98 @@
+"""Our MjSpec-built models compile to exactly dm_control's models."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+
+import mujoco
+import numpy as np
+import pytest
+
+from jaxcontrol import mjcf
+from jaxcontrol.mjcf import compare, compat
+
+CASES = [
+    ("pendulum", {}),
+    ("acrobot", {}),
+    ("point_mass", {}),
+    ("cartpole", {"num_poles": 1}),
+    ("cartpole", {"num_poles": 2}),
+    ("cartpole", {"num_poles": 3}),
+]
+_ENERGY = int(mujoco.mjtEnableBit.mjENBL_ENERGY)
+
+
+def _case_id(case: tuple[str, dict]) -> str:
+    domain, kwargs = case
+    return domain + "".join(f"-{k}={v}" for k, v in kwargs.items())
+
+
+@functools.cache
+def _reference(domain: str, kwargs_items: tuple = ()) -> mujoco.MjModel:
+    """dm_control's compiled model (cached; do not mutate)."""
+    suite = importlib.import_module(f"dm_control.suite.{domain}")
+    xml, assets = suite.get_model_and_assets(**dict(kwargs_items))
+    return suite.Physics.from_xml_string(xml, assets).model.ptr
+
+
+def _nudge(array: np.ndarray, index) -> None:
+    """Moves array[index] to the next representable float: the least change."""
+    array[index] = np.nextafter(array[index], np.inf)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_model_matches_dm_control(case):
+    domain, kwargs = case
+    ours = mjcf.build(domain, **kwargs)
+    ref = _reference(domain, tuple(kwargs.items()))
+    assert compare.compare_models(ours, ref) == []
+
+
+def test_required_fields_are_compared():
+    fields = set(compare.compared_fields(mjcf.build("point_mass")))
+    assert set(compare.REQUIRED_FIELDS) <= fields
+
+
+def test_build_rejects_unknown_domain():
+    valid = "acrobot, cartpole, pendulum, point_mass"
+    with pytest.raises(ValueError, match=valid):
+        mjcf.build("walker")
+
+
+def test_compare_detects_mass_damping_and_option():
+    ref = _reference("cartpole", (("num_poles", 2),))
+    model = copy.deepcopy(ref)
+    _nudge(model.body_mass, 2)
+    _nudge(model.dof_damping, 1)
+    _nudge(model.opt.gravity, 2)
+    model.opt.timestep = 0.02
+    diffs = compare.compare_models(model, ref)
+    for field in ("body_mass", "dof_damping", "opt.gravity", "opt.timestep"):
+        assert any(d.startswith(field + ":") for d in diffs), (field, diffs)
+    # A tolerance larger than the nudges hides them, but not the timestep.
+    loose = compare.compare_models(model, ref, atol=1e-9)
+    assert [d.split(":")[0] for d in loose] == ["opt.timestep"]
+
+
+def test_compare_detects_a_name():
+    spec = mjcf.pendulum.make_spec()
+    spec.geom("base").name = "pedestal"
+    diffs = compare.compare_models(spec.compile(), _reference("pendulum"))
+    assert any("names of mjOBJ_GEOM" in d for d in diffs), diffs
+
+
+@pytest.mark.parametrize("domain", mjcf.DOMAINS)
+def test_compat_put_model(domain):
+    model = mjcf.build(domain)
+    flags = model.opt.enableflags
+    adapted = compat.to_mjx_compatible(model)
+    assert model.opt.enableflags == flags  # The input is left alone.
+    assert adapted.opt.enableflags == flags & ~_ENERGY
+    # The copy differs in the energy flag only.
+    expected = [f"opt.enableflags: {flags & ~_ENERGY} != {flags}"]
+    assert compare.compare_models(adapted, model) == (
+        expected if flags & _ENERGY else [])
+    mjx_model = compat.put_model(model)
+    assert mjx_model.nq == model.nq
