@@ -110,14 +110,14 @@ def reference_transitions(domain: str, task: str, n: int, seed: int = 0,
 
 
 def reference_resets(domain: str, task: str, n: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """qpos and qvel of `n` dm_control resets, stacked."""
+    """qpos, qvel and task variables of `n` dm_control resets, stacked."""
     dm_env = reference_env(domain, task, seed)
-    qpos, qvel = [], []
+    resets = []
     for _ in range(n):
         dm_env.reset()
-        qpos.append(np.array(dm_env.physics.data.qpos))
-        qvel.append(np.array(dm_env.physics.data.qvel))
-    return {"qpos": np.stack(qpos), "qvel": np.stack(qvel)}
+        state = _dm_state(domain, task, dm_env)
+        resets.append({"qpos": state["qpos"], "qvel": state["qvel"], **state["variables"]})
+    return jax.tree.map(lambda *xs: np.stack(xs), *resets)
 
 
 # ----- the three engines ---------------------------------------------------------------
@@ -203,7 +203,11 @@ class ParityReport:
     episode: dict[str, Any] | None = None
 
     def worst(self) -> float:
+        """The worst one-step difference, MJX or CPU path."""
         return max(max(self.ours.values()), max(self.cpu.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
     def __str__(self) -> str:
         lines = [f"{self.domain}-{self.task}: {self.n_states} dm_control states, {self.dtype}",
@@ -212,9 +216,12 @@ class ParityReport:
             lines.append(f"  {key:<22}{self.ours[key]:>20.3e}{self.cpu[key]:>20.3e}")
         if self.episode:
             e = self.episode
-            lines.append(f"  episode return ({e['steps']} steps): dm_control {e['dm_control']:.9f}, "
-                         f"MJX {e['ours']:.9f} (rel {e['ours_rel']:.2e}), "
-                         f"CPU {e['cpu']:.9f} (rel {e['cpu_rel']:.2e})")
+            lines.append(
+                f"  episode ({e['steps']} steps, amplitude {e['amplitude']}, constraints active "
+                f"on {e['constraint_steps']} steps): return dm_control {e['dm_control']:.9f}, "
+                f"MJX {e['ours']:.9f} (rel {e['ours_rel']:.2e}), "
+                f"CPU {e['cpu']:.9f} (rel {e['cpu_rel']:.2e}); worst observation difference "
+                f"MJX {e['ours_obs']:.2e}, CPU {e['cpu_obs']:.2e}")
         return "\n".join(lines)
 
 
@@ -246,11 +253,16 @@ def step_parity(env: Env, transitions: Sequence[Transition]) -> tuple[dict, dict
     return dict(ours), dict(cpu)
 
 
-def episode_parity(env: Env, seed: int = 0, steps: int | None = None) -> dict[str, Any]:
-    """Returns of one episode from a dm_control reset under fixed actions.
+def episode_parity(env: Env, seed: int = 0, steps: int | None = None,
+                   amplitude: float = 1.0) -> dict[str, Any]:
+    """One episode from a dm_control reset under fixed actions, three ways.
 
-    The actions are a smooth, deterministic sequence spanning the action range
-    (sums of sines), identical for the three engines.
+    The actions are a smooth, deterministic sequence (sums of sines) scaled by
+    `amplitude` within the action range, identical for the three engines.
+    Reports the returns, the worst observation difference over the episode,
+    and how many steps dm_control had active constraints (joint limits):
+    there the solvers agree only to their tolerance, which chaotic dynamics
+    then amplify.
     """
     dm_env = reference_env(env.domain, env.task_name, seed)
     dm_env.reset()
@@ -259,11 +271,17 @@ def episode_parity(env: Env, seed: int = 0, steps: int | None = None) -> dict[st
     spec = dm_env.action_spec()
     t = np.arange(steps)[:, None]
     phase = np.arange(spec.shape[0])[None, :]
-    actions = 0.8 * np.sin(0.05 * t + phase) + 0.3 * np.sin(0.31 * t + 2 * phase)
-    actions = np.clip(actions, -1, 1) * (spec.maximum - spec.minimum) / 2 + (
-        spec.maximum + spec.minimum) / 2
+    wave = np.clip(amplitude * (0.8 * np.sin(0.05 * t + phase) + 0.3 * np.sin(0.31 * t + 2 * phase)),
+                   -1, 1)
+    actions = wave * (spec.maximum - spec.minimum) / 2 + (spec.maximum + spec.minimum) / 2
 
-    dm_return = sum(dm_env.step(a).reward for a in actions)
+    dm_obs, dm_rewards, constraint_steps = [], [], 0
+    for a in actions:
+        timestep = dm_env.step(a)
+        dm_obs.append(timestep.observation)
+        dm_rewards.append(timestep.reward)
+        constraint_steps += int(dm_env.physics.data.nefc > 0)
+    dm_obs = jax.tree.map(lambda *xs: np.stack(xs), *dm_obs)
 
     template = env.reset(jax.random.key(0))
     act = start["act"] if start["act"].size else None
@@ -274,22 +292,30 @@ def episode_parity(env: Env, seed: int = 0, steps: int | None = None) -> dict[st
     def rollout(state, actions):
         def body(s, a):
             s = env.step(s, a)
-            return s, s.reward
-        return jax.lax.scan(body, state, actions)[1].sum()
+            return s, (s.observation, s.reward)
+        return jax.lax.scan(body, state, actions)[1]
 
-    ours = float(rollout(state, jnp.asarray(actions, state.data.qpos.dtype)))
+    ours_obs, ours_rewards = jax.tree.map(
+        np.asarray, rollout(state, jnp.asarray(actions, state.data.qpos.dtype)))
 
     path = CpuPath(env)
     path.set_state(start["qpos"], start["qvel"], start["act"], start["time"], start["variables"])
-    cpu = sum(path.step(a, start["variables"])[1] for a in actions)
+    cpu = [path.step(a, start["variables"]) for a in actions]
+    cpu_obs = jax.tree.map(lambda *xs: np.stack(xs), *[o for o, _ in cpu])
 
+    dm_return = float(np.sum(dm_rewards))
+    ours, cpu_return = float(np.sum(ours_rewards)), float(sum(r for _, r in cpu))
     scale = max(abs(dm_return), 1e-12)
-    return dict(steps=steps, dm_control=float(dm_return), ours=ours, cpu=float(cpu),
-                ours_rel=abs(ours - dm_return) / scale, cpu_rel=abs(cpu - dm_return) / scale)
+    return dict(
+        steps=steps, amplitude=amplitude, constraint_steps=constraint_steps,
+        dm_control=dm_return, ours=ours, cpu=cpu_return,
+        ours_rel=abs(ours - dm_return) / scale, cpu_rel=abs(cpu_return - dm_return) / scale,
+        ours_obs=max(_worst(ours_obs[k], dm_obs[k]) for k in dm_obs),
+        cpu_obs=max(_worst(cpu_obs[k], dm_obs[k]) for k in dm_obs))
 
 
 def check(domain: str, task: str, n_states: int = 20, seed: int = 0, x64: bool = True,
-          episode: bool = False) -> ParityReport:
+          episode: bool = False, amplitude: float = 1.0) -> ParityReport:
     """Measures a task's parity with dm_control.
 
     Args:
@@ -297,12 +323,13 @@ def check(domain: str, task: str, n_states: int = 20, seed: int = 0, x64: bool =
       n_states: dm_control states to test one step from.
       seed: seeds dm_control's task and the random actions.
       x64: compare in float64 (`jax_enable_x64`); float32 otherwise.
-      episode: also compare a whole episode's return under fixed actions.
+      episode: also compare a whole episode under fixed actions.
+      amplitude: scale of the episode's actions, in (0, 1].
     """
     transitions = reference_transitions(domain, task, n_states, seed)
     with jax.enable_x64(x64):
         env = jaxcontrol.load(domain, task)
         ours, cpu = step_parity(env, transitions)
-        episode_report = episode_parity(env, seed) if episode else None
+        episode_report = episode_parity(env, seed, amplitude=amplitude) if episode else None
     return ParityReport(domain, task, "float64" if x64 else "float32", n_states, ours, cpu,
                         episode_report)

@@ -1,0 +1,26 @@
+"""Shared test setup: no display for dm_control, task parameterisation."""
+
+import os
+
+os.environ.setdefault("MUJOCO_GL", "disable")
+
+import jaxcontrol  # noqa: E402
+import pytest  # noqa: E402
+
+TASK_IDS = [f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--tasks", default=None,
+                     help="comma-separated DOMAIN-TASK list to restrict the per-task battery")
+
+
+def pytest_generate_tests(metafunc):
+    """Parameterises every test that takes `task` over the registry."""
+    if "task" in metafunc.fixturenames:
+        tasks = list(jaxcontrol.ALL_TASKS)
+        wanted = metafunc.config.getoption("--tasks")
+        if wanted:
+            chosen = set(wanted.split(","))
+            tasks = [dt for dt in tasks if f"{dt[0]}-{dt[1]}" in chosen]
+        metafunc.parametrize("task", tasks, ids=[f"{d}-{t}" for d, t in tasks], scope="module")

@@ -1,0 +1,149 @@
+"""The public API: registry, errors, immutability, clipping, divergence, auto-reset."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from dm_control import suite
+
+import jaxcontrol
+from jaxcontrol import StepType
+from jaxcontrol.wrappers import AutoReset
+
+OUR_DOMAINS = {d for d, _ in jaxcontrol.ALL_TASKS}
+
+
+def _dm_tasks(tasks):
+    return tuple(dt for dt in tasks if dt[0] in OUR_DOMAINS)
+
+
+def test_task_lists_match_dm_control_for_our_domains():
+    assert jaxcontrol.ALL_TASKS == _dm_tasks(suite.ALL_TASKS)
+    assert jaxcontrol.BENCHMARKING == _dm_tasks(suite.BENCHMARKING)
+    assert jaxcontrol.EXTRA == _dm_tasks(suite.EXTRA)
+    assert len(jaxcontrol.ALL_TASKS) == 11
+
+
+def test_unknown_domain_lists_close_matches_first():
+    with pytest.raises(ValueError, match=r"unknown domain 'cartpol'.*did you mean 'cartpole'"
+                                         r".*valid domains: cartpole, .*acrobot"):
+        jaxcontrol.load("cartpol", "swingup")
+
+
+def test_unknown_task_lists_valid_tasks():
+    with pytest.raises(ValueError, match=r"unknown task 'swing_up'.*'swingup'.*balance"):
+        jaxcontrol.load("cartpole", "swing_up")
+
+
+def test_unknown_task_argument_is_an_error():
+    with pytest.raises(ValueError, match=r"unknown argument 'time_limt'.*'time_limit'"):
+        jaxcontrol.load("pendulum", "swingup", time_limt=5)
+
+
+def test_task_arguments_apply():
+    env = jaxcontrol.load("pendulum", "swingup", time_limit=2.0)
+    assert env.episode_length == 100
+    env = jaxcontrol.load("cartpole", "three_poles", num_poles=4)
+    assert env.mj_model.nq == 5
+
+
+def test_env_is_immutable_and_hashable():
+    a, b = jaxcontrol.load("cartpole", "swingup"), jaxcontrol.load("cartpole", "swingup")
+    assert a == b and hash(a) == hash(b)
+    assert a != jaxcontrol.load("cartpole", "balance")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.n_sub_steps = 2
+    # Usable as a static argument.
+    step = jax.jit(lambda env, s, u: env.step(s, u), static_argnums=0)
+    s = a.reset(jax.random.key(0))
+    np.testing.assert_array_equal(step(a, s, jnp.zeros(1)).data.qpos,
+                                  step(b, s, jnp.zeros(1)).data.qpos)
+
+
+def test_wrong_action_shape_names_expected_shape():
+    env = jaxcontrol.load("point_mass", "easy")
+    state = env.reset(jax.random.key(0))
+    with pytest.raises(ValueError, match=r"expects an action of shape \(2,\), got \(3,\)"):
+        jax.jit(env.step)(state, jnp.zeros(3))
+
+
+def test_out_of_range_actions_are_clipped_like_ctrlrange():
+    env = jaxcontrol.load("cartpole", "swingup")
+    state = env.reset(jax.random.key(0))
+    big, limit = env.step(state, jnp.array([7.0])), env.step(state, jnp.array([1.0]))
+    np.testing.assert_array_equal(big.data.qpos, limit.data.qpos)
+    np.testing.assert_array_equal(big.data.qvel, limit.data.qvel)
+    assert float(big.data.ctrl[0]) == 7.0  # physics.control() reads the action as given
+
+
+def test_nan_action_ends_only_that_episode():
+    env = jaxcontrol.load("cartpole", "swingup")
+    states = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 4))
+    actions = jnp.zeros((4, 1)).at[2, 0].set(jnp.nan)
+    clean = jax.vmap(env.step)(states, jnp.zeros((4, 1)))
+    stepped = jax.jit(jax.vmap(env.step))(states, actions)
+    assert stepped.diverged.tolist() == [False, False, True, False]
+    assert stepped.step_type.tolist() == [StepType.MID, StepType.MID, StepType.LAST, StepType.MID]
+    # The diverged environment keeps its last finite state; nothing is NaN.
+    np.testing.assert_array_equal(stepped.data.qpos[2], states.data.qpos[2])
+    for leaf in jax.tree.leaves((stepped.observation, stepped.reward, stepped.data.qpos)):
+        assert np.all(np.isfinite(leaf))
+    assert float(stepped.reward[2]) == 0.0
+    for i in (0, 1, 3):  # neighbours untouched
+        np.testing.assert_array_equal(stepped.data.qpos[i], clean.data.qpos[i])
+        np.testing.assert_array_equal(stepped.observation["position"][i],
+                                      clean.observation["position"][i])
+
+
+def test_first_state_semantics():
+    env = jaxcontrol.load("acrobot", "swingup")
+    state = env.reset(jax.random.key(1))
+    assert int(state.step_type) == StepType.FIRST and float(state.reward) == 0.0
+    assert int(state.step) == 0
+
+
+def test_stepping_past_last_keeps_the_episode_going():
+    env = jaxcontrol.load("pendulum", "swingup", time_limit=0.06)
+    state = env.reset(jax.random.key(0))
+    types = []
+    for _ in range(5):
+        state = env.step(state, jnp.zeros(1))
+        types.append(int(state.step_type))
+    assert types == [StepType.MID, StepType.MID, StepType.LAST, StepType.LAST, StepType.LAST]
+    assert int(state.step) == 5
+
+
+def test_set_state_recomputes_observation():
+    env = jaxcontrol.load("pendulum", "swingup")
+    state = env.reset(jax.random.key(0))
+    upright = env.set_state(state, qpos=jnp.zeros(1), qvel=jnp.array([0.5]))
+    np.testing.assert_allclose(upright.observation["orientation"], [1.0, 0.0], atol=1e-7)
+    np.testing.assert_allclose(upright.observation["velocity"], [0.5])
+    hanging = env.set_state(state, qpos=jnp.array([np.pi]), qvel=jnp.zeros(1))
+    np.testing.assert_allclose(hanging.observation["orientation"], [-1.0, 0.0], atol=1e-6)
+    with pytest.raises(ValueError, match="unknown task variables"):
+        env.set_state(state, qpos=jnp.zeros(1), qvel=jnp.zeros(1), target=1.0)
+
+
+def test_auto_reset_restarts_finished_episodes_and_keeps_final_observation():
+    env = jaxcontrol.load("cartpole", "balance", time_limit=0.03)
+    venv = AutoReset(env)
+    states = venv.reset(jax.random.key(0), 3)
+    step = jax.jit(venv.step)
+    actions = jnp.zeros((3, 1))
+    for _ in range(2):
+        states = step(states, actions)
+    before = states
+    states = step(states, actions)  # third step ends every episode
+    assert np.all(np.asarray(states.step_type) == StepType.LAST)
+    assert np.all(np.asarray(states.step) == 0)
+    manual = jax.vmap(env.step)(before, actions)
+    np.testing.assert_array_equal(states.info["final_observation"]["position"],
+                                  manual.observation["position"])
+    fresh = jax.vmap(env.reset)(manual.key)
+    np.testing.assert_array_equal(states.observation["position"], fresh.observation["position"])
+    states = step(states, actions)
+    assert np.all(np.asarray(states.step_type) == StepType.MID)
+    assert np.all(np.asarray(states.step) == 1)
