@@ -24,3 +24,12 @@ def pytest_generate_tests(metafunc):
             chosen = set(wanted.split(","))
             tasks = [dt for dt in tasks if f"{dt[0]}-{dt[1]}" in chosen]
         metafunc.parametrize("task", tasks, ids=[f"{d}-{t}" for d, t in tasks], scope="module")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keeps each task's tests on one xdist worker, so its fixtures build once."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "task" in callspec.params:
+            domain, task = callspec.params["task"]
+            item.add_marker(pytest.mark.xdist_group(f"{domain}-{task}"))
