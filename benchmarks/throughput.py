@@ -43,200 +43,244 @@ from mujoco import mjx
 
 import jaxcontrol
 
-DEFAULT_TASKS = ("cartpole-swingup", "acrobot-swingup", "pendulum-swingup",
-                 "point_mass-easy", "cartpole-three_poles")
-COLUMNS = ("task", "batch", "ours_steps_per_s", "raw_steps_per_s", "ours_over_raw",
-           "ours_compile_s", "raw_compile_s", "dm_control_steps_per_s", "steps")
+DEFAULT_TASKS = (
+    "cartpole-swingup",
+    "acrobot-swingup",
+    "pendulum-swingup",
+    "point_mass-easy",
+    "cartpole-three_poles",
+)
+COLUMNS = (
+    "task",
+    "batch",
+    "ours_steps_per_s",
+    "raw_steps_per_s",
+    "ours_over_raw",
+    "ours_compile_s",
+    "raw_compile_s",
+    "dm_control_steps_per_s",
+    "steps",
+)
 
 
 def machine_info() -> dict[str, str]:
-  """Describes the host and accelerator the numbers were taken on."""
-  cpu = platform.processor() or platform.machine()
-  try:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    cpu = next(line.split(":", 1)[1].strip() for line in out.splitlines()
-               if line.startswith("Model name"))
-  except (OSError, subprocess.SubprocessError, StopIteration):
-    pass
-  device = jax.devices()[0]
-  return {
-      "cpu": cpu,
-      "cores": str(os.cpu_count()),
-      "backend": jax.default_backend(),
-      "device": f"{device.device_kind} x{jax.device_count()}",
-      "jax": jax.__version__,
-      "mujoco": mujoco.__version__,
-      "python": platform.python_version(),
-      "date": datetime.date.today().isoformat(),
-  }
+    """Describes the host and accelerator the numbers were taken on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in out.splitlines()
+            if line.startswith("Model name")
+        )
+    except (OSError, subprocess.SubprocessError, StopIteration):
+        pass
+    device = jax.devices()[0]
+    return {
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "backend": jax.default_backend(),
+        "device": f"{device.device_kind} x{jax.device_count()}",
+        "jax": jax.__version__,
+        "mujoco": mujoco.__version__,
+        "python": platform.python_version(),
+        "date": datetime.date.today().isoformat(),
+    }
 
 
 def split_name(name: str) -> tuple[str, str]:
-  """'point_mass-easy' -> ('point_mass', 'easy'); domains use '_', not '-'."""
-  domain, sep, task = name.partition("-")
-  if not sep:
-    raise ValueError(f"expected DOMAIN-TASK, got {name!r}")
-  return domain, task
+    """'point_mass-easy' -> ('point_mass', 'easy'); domains use '_', not '-'."""
+    domain, sep, task = name.partition("-")
+    if not sep:
+        raise ValueError(f"expected DOMAIN-TASK, got {name!r}")
+    return domain, task
 
 
 def raw_step_fn(env: jaxcontrol.Env):
-  """Plain MJX: set ctrl, then `n_sub_steps` `mjx.step`s (scanned like ours)."""
-  model, n = env.mjx_model, env.n_sub_steps
+    """Plain MJX: set ctrl, then `n_sub_steps` `mjx.step`s (scanned like ours)."""
+    model, n = env.mjx_model, env.n_sub_steps
 
-  def step(data: mjx.Data, action: jax.Array) -> mjx.Data:
-    data = data.replace(ctrl=action.astype(data.ctrl.dtype))
-    if n == 1:
-      return mjx.step(model, data)
-    data, _ = jax.lax.scan(lambda d, _: (mjx.step(model, d), None), data, None,
-                           length=n)
-    return data
-  return step
+    def step(data: mjx.Data, action: jax.Array) -> mjx.Data:
+        data = data.replace(ctrl=action.astype(data.ctrl.dtype))
+        if n == 1:
+            return mjx.step(model, data)
+        data, _ = jax.lax.scan(lambda d, _: (mjx.step(model, d), None), data, None, length=n)
+        return data
+
+    return step
 
 
 def make_rollout(step, batch: int, steps: int, low, high):
-  """Jitted scan of `steps` batched steps with uniform actions in [low, high].
+    """Jitted scan of `steps` batched steps with uniform actions in [low, high].
 
-  The whole final carry is returned so XLA cannot drop any part of the step.
-  """
-  low, high = jnp.asarray(low, jnp.float32), jnp.asarray(high, jnp.float32)
-  batched = jax.vmap(step)
+    The whole final carry is returned so XLA cannot drop any part of the step.
+    """
+    low, high = jnp.asarray(low, jnp.float32), jnp.asarray(high, jnp.float32)
+    batched = jax.vmap(step)
 
-  def rollout(state, key):
-    def body(carry, _):
-      state, key = carry
-      key, sub = jax.random.split(key)
-      action = jax.random.uniform(sub, (batch,) + low.shape, minval=low, maxval=high)
-      return (batched(state, action), key), None
-    (state, key), _ = jax.lax.scan(body, (state, key), None, length=steps)
-    return state, key
-  return jax.jit(rollout)
+    def rollout(state, key):
+        def body(carry, _):
+            state, key = carry
+            key, sub = jax.random.split(key)
+            action = jax.random.uniform(sub, (batch,) + low.shape, minval=low, maxval=high)
+            return (batched(state, action), key), None
+
+        (state, key), _ = jax.lax.scan(body, (state, key), None, length=steps)
+        return state, key
+
+    return jax.jit(rollout)
 
 
 def time_interleaved(calls: dict, repeats: int) -> dict[str, tuple[float, float]]:
-  """Times zero-argument jitted calls; returns {name: (first s, best steady s)}.
+    """Times zero-argument jitted calls; returns {name: (first s, best steady s)}.
 
-  Each call is run once to compile and once to warm up; then the timed repeats
-  alternate between the calls, so that load changes on a shared machine hit
-  all of them alike and their ratio stays meaningful.
-  """
-  def timed(fn):
-    t0 = time.perf_counter()
-    jax.block_until_ready(fn())
-    return time.perf_counter() - t0
-  first = {name: timed(fn) for name, fn in calls.items()}
-  for fn in calls.values():
-    timed(fn)  # warm-up
-  best = {name: float("inf") for name in calls}
-  for _ in range(repeats):
-    for name, fn in calls.items():
-      best[name] = min(best[name], timed(fn))
-  return {name: (first[name], best[name]) for name in calls}
+    Each call is run once to compile and once to warm up; then the timed repeats
+    alternate between the calls, so that load changes on a shared machine hit
+    all of them alike and their ratio stays meaningful.
+    """
+
+    def timed(fn):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn())
+        return time.perf_counter() - t0
+
+    first = {name: timed(fn) for name, fn in calls.items()}
+    for fn in calls.values():
+        timed(fn)  # warm-up
+    best = {name: float("inf") for name in calls}
+    for _ in range(repeats):
+        for name, fn in calls.items():
+            best[name] = min(best[name], timed(fn))
+    return {name: (first[name], best[name]) for name in calls}
 
 
 def bench_jax(env: jaxcontrol.Env, batch: int, steps: int, repeats: int) -> dict:
-  """Ours and raw MJX throughput for one task and batch size."""
-  spec = env.action_spec()
-  low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
-  key = jax.random.key(0)
-  states = jax.jit(jax.vmap(env.reset))(jax.random.split(key, batch))
-  ours = make_rollout(env.step, batch, steps, low, high)
-  raw = make_rollout(raw_step_fn(env), batch, steps, low, high)
-  times = time_interleaved({"ours": lambda: ours(states, key),
-                            "raw": lambda: raw(states.data, key)}, repeats)
-  (ours_first, ours_best), (raw_first, raw_best) = times["ours"], times["raw"]
-  n = batch * steps
-  return {
-      "ours_steps_per_s": n / ours_best, "raw_steps_per_s": n / raw_best,
-      "ours_over_raw": raw_best / ours_best,
-      "ours_compile_s": max(ours_first - ours_best, 0.0),
-      "raw_compile_s": max(raw_first - raw_best, 0.0),
-  }
+    """Ours and raw MJX throughput for one task and batch size."""
+    spec = env.action_spec()
+    low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
+    key = jax.random.key(0)
+    states = jax.jit(jax.vmap(env.reset))(jax.random.split(key, batch))
+    ours = make_rollout(env.step, batch, steps, low, high)
+    raw = make_rollout(raw_step_fn(env), batch, steps, low, high)
+    times = time_interleaved(
+        {"ours": lambda: ours(states, key), "raw": lambda: raw(states.data, key)}, repeats
+    )
+    (ours_first, ours_best), (raw_first, raw_best) = times["ours"], times["raw"]
+    n = batch * steps
+    return {
+        "ours_steps_per_s": n / ours_best,
+        "raw_steps_per_s": n / raw_best,
+        "ours_over_raw": raw_best / ours_best,
+        "ours_compile_s": max(ours_first - ours_best, 0.0),
+        "raw_compile_s": max(raw_first - raw_best, 0.0),
+    }
 
 
 def bench_dm_control(domain: str, task: str, steps: int, repeats: int) -> float:
-  """Steps/s of one dm_control env (resets at episode ends are included)."""
-  from dm_control import suite  # pylint: disable=import-outside-toplevel
-  env = suite.load(domain, task, task_kwargs={"random": 0})
-  spec = env.action_spec()
-  low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
-  actions = np.random.default_rng(0).uniform(low, high, (steps,) + spec.shape)
-  best = float("inf")
-  for _ in range(repeats):
-    time_step = env.reset()
-    t0 = time.perf_counter()
-    for action in actions:
-      if time_step.last():
+    """Steps/s of one dm_control env (resets at episode ends are included)."""
+    from dm_control import suite  # pylint: disable=import-outside-toplevel
+
+    env = suite.load(domain, task, task_kwargs={"random": 0})
+    spec = env.action_spec()
+    low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
+    actions = np.random.default_rng(0).uniform(low, high, (steps,) + spec.shape)
+    best = float("inf")
+    for _ in range(repeats):
         time_step = env.reset()
-      time_step = env.step(action)
-    best = min(best, time.perf_counter() - t0)
-  return steps / best
+        t0 = time.perf_counter()
+        for action in actions:
+            if time_step.last():
+                time_step = env.reset()
+            time_step = env.step(action)
+        best = min(best, time.perf_counter() - t0)
+    return steps / best
 
 
 def _fmt(value) -> str:
-  if isinstance(value, float):
-    return f"{value:.3g}" if value < 100 else f"{value:,.0f}"
-  return str(value)
+    if isinstance(value, float):
+        return f"{value:.3g}" if value < 100 else f"{value:,.0f}"
+    return str(value)
 
 
 def to_markdown(rows: list[dict], info: dict[str, str], command: str) -> str:
-  """A Markdown report: machine, command, then one table row per measurement."""
-  lines = ["Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()), "",
-           f"Command: `{command}`", "",
-           "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-  lines += ["| " + " | ".join(_fmt(row[c]) for c in COLUMNS) + " |" for row in rows]
-  return "\n".join(lines) + "\n"
+    """A Markdown report: machine, command, then one table row per measurement."""
+    lines = [
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()),
+        "",
+        f"Command: `{command}`",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
+    lines += ["| " + " | ".join(_fmt(row[c]) for c in COLUMNS) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--tasks", nargs="+", default=list(DEFAULT_TASKS),
-                      help="DOMAIN-TASK names")
-  parser.add_argument("--batch-sizes", nargs="+", type=int,
-                      default=[1, 64, 256, 1024, 4096])
-  parser.add_argument("--steps", type=int, default=200, help="scan length")
-  parser.add_argument("--dm-steps", type=int, default=2000,
-                      help="dm_control steps per repeat (0 skips dm_control)")
-  parser.add_argument("--repeats", type=int, default=3)
-  parser.add_argument("--csv", help="write the results as CSV here")
-  parser.add_argument("--markdown", help="write a Markdown report here")
-  return parser.parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tasks", nargs="+", default=list(DEFAULT_TASKS), help="DOMAIN-TASK names")
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 64, 256, 1024, 4096])
+    parser.add_argument("--steps", type=int, default=200, help="scan length")
+    parser.add_argument(
+        "--dm-steps",
+        type=int,
+        default=2000,
+        help="dm_control steps per repeat (0 skips dm_control)",
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--csv", help="write the results as CSV here")
+    parser.add_argument("--markdown", help="write a Markdown report here")
+    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-  """Runs the benchmark; returns a process exit status."""
-  args = parse_args(argv)
-  info = machine_info()
-  command = " ".join(["python", "benchmarks/throughput.py"]
-                     + (sys.argv[1:] if argv is None else list(argv)))
-  print("\n".join(f"{k:>8}: {v}" for k, v in info.items()), flush=True)
-  header = (f"{'task':<22} {'batch':>6} {'ours/s':>11} {'raw/s':>11} {'ratio':>6} "
-            f"{'compile ours':>12} {'raw':>6} {'dm_control/s':>12}")
-  print(header + "\n" + "-" * len(header), flush=True)
-  rows = []
-  for name in args.tasks:
-    domain, task = split_name(name)
-    env = jaxcontrol.load(domain, task)
-    dm_sps = (bench_dm_control(domain, task, args.dm_steps, args.repeats)
-              if args.dm_steps > 0 else float("nan"))
-    for batch in args.batch_sizes:
-      row = {"task": name, "batch": batch, "steps": args.steps,
-             "dm_control_steps_per_s": dm_sps,
-             **bench_jax(env, batch, args.steps, args.repeats)}
-      rows.append(row)
-      print(f"{name:<22} {batch:>6} {row['ours_steps_per_s']:>11,.0f} "
-            f"{row['raw_steps_per_s']:>11,.0f} {row['ours_over_raw']:>6.3f} "
-            f"{row['ours_compile_s']:>11.1f}s {row['raw_compile_s']:>5.1f}s "
-            f"{dm_sps:>12,.0f}", flush=True)
-  if args.csv:
-    with open(args.csv, "w", newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=COLUMNS)
-      writer.writeheader()
-      writer.writerows(rows)
-  if args.markdown:
-    with open(args.markdown, "w") as f:
-      f.write(to_markdown(rows, info, command))
-  return 0
+    """Runs the benchmark; returns a process exit status."""
+    args = parse_args(argv)
+    info = machine_info()
+    command = " ".join(
+        ["python", "benchmarks/throughput.py"] + (sys.argv[1:] if argv is None else list(argv))
+    )
+    print("\n".join(f"{k:>8}: {v}" for k, v in info.items()), flush=True)
+    header = (
+        f"{'task':<22} {'batch':>6} {'ours/s':>11} {'raw/s':>11} {'ratio':>6} "
+        f"{'compile ours':>12} {'raw':>6} {'dm_control/s':>12}"
+    )
+    print(header + "\n" + "-" * len(header), flush=True)
+    rows = []
+    for name in args.tasks:
+        domain, task = split_name(name)
+        env = jaxcontrol.load(domain, task)
+        dm_sps = (
+            bench_dm_control(domain, task, args.dm_steps, args.repeats)
+            if args.dm_steps > 0
+            else float("nan")
+        )
+        for batch in args.batch_sizes:
+            row = {
+                "task": name,
+                "batch": batch,
+                "steps": args.steps,
+                "dm_control_steps_per_s": dm_sps,
+                **bench_jax(env, batch, args.steps, args.repeats),
+            }
+            rows.append(row)
+            print(
+                f"{name:<22} {batch:>6} {row['ours_steps_per_s']:>11,.0f} "
+                f"{row['raw_steps_per_s']:>11,.0f} {row['ours_over_raw']:>6.3f} "
+                f"{row['ours_compile_s']:>11.1f}s {row['raw_compile_s']:>5.1f}s "
+                f"{dm_sps:>12,.0f}",
+                flush=True,
+            )
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(to_markdown(rows, info, command))
+    return 0
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+    sys.exit(main())

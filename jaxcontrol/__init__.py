@@ -1,9 +1,9 @@
 """jaxcontrol: the DeepMind Control Suite as pure JAX on MuJoCo MJX.
 
-    import jax, jaxcontrol
-    env = jaxcontrol.load("cartpole", "swingup")
-    states = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 1024))
-    states = jax.jit(jax.vmap(env.step))(states, actions)
+import jax, jaxcontrol
+env = jaxcontrol.load("cartpole", "swingup")
+states = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 1024))
+states = jax.jit(jax.vmap(env.step))(states, actions)
 """
 
 from jaxcontrol import tasks as _tasks  # noqa: F401  (registers the domains)
@@ -39,6 +39,14 @@ def load(domain_name: str, task_name: str, **task_kwargs) -> Env:
 
 
 __all__ = [
-    "ALL_TASKS", "BENCHMARKING", "EXTRA", "TASKS_BY_DOMAIN", "Env", "Physics", "State",
-    "StepType", "Task", "load",
+    "ALL_TASKS",
+    "BENCHMARKING",
+    "EXTRA",
+    "TASKS_BY_DOMAIN",
+    "Env",
+    "Physics",
+    "State",
+    "StepType",
+    "Task",
+    "load",
 ]

@@ -34,7 +34,8 @@ def list_main(argv: list[str]) -> int:
 
 def check_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="jaxcontrol check", description="Measure a task's parity with dm_control.")
+        prog="jaxcontrol check", description="Measure a task's parity with dm_control."
+    )
     parser.add_argument("domain")
     parser.add_argument("task")
     parser.add_argument("--states", type=int, default=20, help="dm_control states to step from")
@@ -52,9 +53,15 @@ def check_main(argv: list[str]) -> int:
     except ValueError as e:
         print(f"jaxcontrol check: {e}", file=sys.stderr)
         return 2
-    report = equivalence.check(args.domain, args.task, n_states=args.states, seed=args.seed,
-                               x64=not args.float32, episode=args.episode,
-                               amplitude=args.amplitude)
+    report = equivalence.check(
+        args.domain,
+        args.task,
+        n_states=args.states,
+        seed=args.seed,
+        x64=not args.float32,
+        episode=args.episode,
+        amplitude=args.amplitude,
+    )
     tolerance = 1e-5 if args.float32 else 1e-9
     ok = report.worst() <= tolerance
     if args.json:
@@ -70,10 +77,16 @@ def check_main(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in _COMMANDS:
-        print(__doc__.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        print(
+            __doc__.strip(),
+            file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout,
+        )
         if argv and argv[0] not in ("-h", "--help"):
-            print(f"\njaxcontrol: unknown command {argv[0]!r}; valid commands: "
-                  f"{', '.join(_COMMANDS)}", file=sys.stderr)
+            print(
+                f"\njaxcontrol: unknown command {argv[0]!r}; valid commands: "
+                f"{', '.join(_COMMANDS)}",
+                file=sys.stderr,
+            )
             return 2
         return 0
     module, function = _COMMANDS[argv[0]]

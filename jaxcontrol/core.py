@@ -36,254 +36,284 @@ from jaxcontrol.task import Task
 
 
 class StepType(enum.IntEnum):
-  """dm_env's step types, as integers inside `State.step_type`."""
+    """dm_env's step types, as integers inside `State.step_type`."""
 
-  FIRST = int(dm_env.StepType.FIRST)
-  MID = int(dm_env.StepType.MID)
-  LAST = int(dm_env.StepType.LAST)
+    FIRST = int(dm_env.StepType.FIRST)
+    MID = int(dm_env.StepType.MID)
+    LAST = int(dm_env.StepType.LAST)
 
 
 @flax.struct.dataclass
 class State:
-  """One environment's full dynamic state (a pytree; batch it with vmap).
+    """One environment's full dynamic state (a pytree; batch it with vmap).
 
-  Attributes:
-    data: the MJX physics data, synchronised as dm_control's after a step.
-    observation: OrderedDict keyed and ordered like dm_control's.
-    reward: reward of the last transition (0 on FIRST).
-    discount: 1.0, or the task's discount at a true terminal state.
-    step_type: `StepType` as int32.
-    step: control steps taken in this episode.
-    variables: the task's per-episode variables (targets, gains...).
-    key: this environment's PRNG key for its next reset.
-    diverged: True once the physics went non-finite in this episode; the
-      episode ended there and `data` holds the last finite state.
-    info: free space for wrappers (e.g. `final_observation`).
-  """
+    Attributes:
+      data: the MJX physics data, synchronised as dm_control's after a step.
+      observation: OrderedDict keyed and ordered like dm_control's.
+      reward: reward of the last transition (0 on FIRST).
+      discount: 1.0, or the task's discount at a true terminal state.
+      step_type: `StepType` as int32.
+      step: control steps taken in this episode.
+      variables: the task's per-episode variables (targets, gains...).
+      key: this environment's PRNG key for its next reset.
+      diverged: True once the physics went non-finite in this episode; the
+        episode ended there and `data` holds the last finite state.
+      info: free space for wrappers (e.g. `final_observation`).
+    """
 
-  data: mjx.Data
-  observation: collections.OrderedDict
-  reward: jax.Array
-  discount: jax.Array
-  step_type: jax.Array
-  step: jax.Array
-  variables: dict[str, jax.Array]
-  key: jax.Array
-  diverged: jax.Array
-  info: dict[str, Any] = flax.struct.field(default_factory=dict)
+    data: mjx.Data
+    observation: collections.OrderedDict
+    reward: jax.Array
+    discount: jax.Array
+    step_type: jax.Array
+    step: jax.Array
+    variables: dict[str, jax.Array]
+    key: jax.Array
+    diverged: jax.Array
+    info: dict[str, Any] = flax.struct.field(default_factory=dict)
 
-  def first(self) -> jax.Array:
-    return self.step_type == StepType.FIRST
+    def first(self) -> jax.Array:
+        return self.step_type == StepType.FIRST
 
-  def mid(self) -> jax.Array:
-    return self.step_type == StepType.MID
+    def mid(self) -> jax.Array:
+        return self.step_type == StepType.MID
 
-  def last(self) -> jax.Array:
-    return self.step_type == StepType.LAST
+    def last(self) -> jax.Array:
+        return self.step_type == StepType.LAST
 
 
 class Env:
-  """A suite task as pure `reset`/`step` functions over MJX.
+    """A suite task as pure `reset`/`step` functions over MJX.
 
-  Build it with `jaxcontrol.load(domain, task)`. Two Envs are equal (and hash
-  equal) when their domain, task name and task parameters are.
-  """
-
-  def __init__(self, domain: str, task_name: str, task: Task):
-    mj_model = task.make_model()
-    timestep = float(mj_model.opt.timestep)
-    if task.control_timestep is None:
-      n_sub_steps = 1
-    else:
-      n_sub_steps = _n_sub_steps(task.control_timestep, timestep)
-    # dm_control ends an episode once step_count >= time_limit / control dt.
-    step_limit = task.time_limit / (timestep * n_sub_steps)
-    episode_length = None if math.isinf(step_limit) else math.ceil(step_limit)
-    values = dict(
-        domain=domain, task_name=task_name, task=task, mj_model=mj_model,
-        names=physics_lib.Names(mj_model), n_sub_steps=n_sub_steps,
-        physics_timestep=timestep, episode_length=episode_length,
-        _cache={})
-    for name, value in values.items():
-      object.__setattr__(self, name, value)
-
-  def __setattr__(self, name, value):
-    raise dataclasses.FrozenInstanceError(f"Env is immutable; cannot set {name!r}")
-
-  def _key(self):
-    return (self.domain, self.task_name, self.task)
-
-  def __eq__(self, other):
-    return isinstance(other, Env) and self._key() == other._key()
-
-  def __hash__(self):
-    return hash(self._key())
-
-  def __repr__(self):
-    return f"Env({self.domain}-{self.task_name}, {self.task})"
-
-  # ----- static description ---------------------------------------------------
-
-  @property
-  def control_timestep(self) -> float:
-    return self.physics_timestep * self.n_sub_steps
-
-  @property
-  def time_limit(self) -> float:
-    return self.task.time_limit
-
-  @property
-  def mjx_model(self) -> mjx.Model:
-    """The MJX model, in float64 when jax_enable_x64 is on, else float32."""
-    return self._cached("mjx_model", lambda: compat.put_model(self.mj_model))
-
-  def _initial_data(self) -> mjx.Data:
-    """dm_control's state after `mj_resetData` and a forward pass."""
-    def build():
-      mj_model = compat.to_mjx_compatible(self.mj_model)
-      mj_data = mujoco.MjData(mj_model)
-      mujoco.mj_forward(mj_model, mj_data)
-      return mjx.put_data(mj_model, mj_data)
-    return self._cached("initial_data", build)
-
-  def _cached(self, name, build):
-    key = (name, bool(jax.config.jax_enable_x64))
-    if key not in self._cache:
-      with jax.ensure_compile_time_eval():  # concrete even when first used under jit
-        self._cache[key] = build()
-    return self._cache[key]
-
-  def action_spec(self) -> specs.BoundedArray:
-    """dm_control's action spec: shape (nu,), bounds from ctrlrange."""
-    m = self.mj_model
-    limited = m.actuator_ctrllimited.astype(bool)
-    minimum = np.full(m.nu, -mujoco.mjMAXVAL)
-    maximum = np.full(m.nu, mujoco.mjMAXVAL)
-    minimum[limited], maximum[limited] = m.actuator_ctrlrange[limited].T
-    return specs.BoundedArray((m.nu,), _float_dtype(), minimum, maximum,
-                              name="action")
-
-  def observation_spec(self) -> collections.OrderedDict:
-    """Observation specs keyed and ordered like dm_control's."""
-    def build():
-      shapes = jax.eval_shape(self.reset, jax.random.key(0)).observation
-      return collections.OrderedDict(
-          (k, specs.Array(v.shape, v.dtype, name=k)) for k, v in shapes.items())
-    return self._cached("observation_spec", build)
-
-  # ----- dynamics ---------------------------------------------------------------
-
-  def _physics(self, data: mjx.Data, variables) -> Physics:
-    del variables  # per-episode model parameters will enter here
-    return Physics(self.mjx_model, data, self.names)
-
-  def reset(self, key: jax.Array) -> State:
-    """Starts an episode: dm_control's `reset()` as a pure function of `key`."""
-    next_key, init_key = jax.random.split(key)
-    physics = Physics(self.mjx_model, self._initial_data(), self.names)
-    data, variables = self.task.initialize_episode(physics, init_key)
-    return self._restart(data, variables, next_key)
-
-  def _restart(self, data, variables, key) -> State:
-    physics = self._physics(data, variables)
-    data = physics_lib.forward_without_actuation(physics.model, data)
-    physics = dataclasses.replace(physics, data=data)
-    dtype = _float_dtype()
-    return State(
-        data=data,
-        observation=self.task.get_observation(physics, variables),
-        reward=jnp.zeros((), dtype), discount=jnp.ones((), dtype),
-        step_type=jnp.int32(StepType.FIRST), step=jnp.int32(0),
-        variables=dict(variables), key=key, diverged=jnp.bool_(False))
-
-  def set_state(self, state: State, qpos, qvel, act=None, time=None,
-                **variables) -> State:
-    """Puts `state` at the given physics state: our `reset_context`.
-
-    Derived quantities and the observation are recomputed, as dm_control does
-    after `reset_context`. Task variables not given keep their values.
-
-    Args:
-      state: a state of this Env (its key and unspecified variables are kept).
-      qpos, qvel: generalised positions and velocities.
-      act: actuator activations, if the model has any.
-      time: simulation time; kept from `state` when None.
-      **variables: task variables to overwrite (e.g. a target position).
-
-    Returns:
-      A FIRST state at that physics state.
+    Build it with `jaxcontrol.load(domain, task)`. Two Envs are equal (and hash
+    equal) when their domain, task name and task parameters are.
     """
-    unknown = set(variables) - set(state.variables)
-    if unknown:
-      raise ValueError(f"unknown task variables {sorted(unknown)}; "
-                       f"{self.domain}-{self.task_name} has {sorted(state.variables)}")
-    dtype = state.data.qpos.dtype
-    data = self._initial_data().replace(
-        qpos=jnp.asarray(qpos, dtype), qvel=jnp.asarray(qvel, dtype),
-        time=state.data.time if time is None else jnp.asarray(time, dtype))
-    if act is not None:
-      data = data.replace(act=jnp.asarray(act, dtype))
-    merged = {**state.variables,
-              **{k: jnp.asarray(v, state.variables[k].dtype) for k, v in variables.items()}}
-    return self._restart(data, merged, state.key)
 
-  def step(self, state: State, action: jax.Array) -> State:
-    """Applies `action` for one control step (dm_control's `Environment.step`).
+    def __init__(self, domain: str, task_name: str, task: Task):
+        mj_model = task.make_model()
+        timestep = float(mj_model.opt.timestep)
+        if task.control_timestep is None:
+            n_sub_steps = 1
+        else:
+            n_sub_steps = _n_sub_steps(task.control_timestep, timestep)
+        # dm_control ends an episode once step_count >= time_limit / control dt.
+        step_limit = task.time_limit / (timestep * n_sub_steps)
+        episode_length = None if math.isinf(step_limit) else math.ceil(step_limit)
+        values = dict(
+            domain=domain,
+            task_name=task_name,
+            task=task,
+            mj_model=mj_model,
+            names=physics_lib.Names(mj_model),
+            n_sub_steps=n_sub_steps,
+            physics_timestep=timestep,
+            episode_length=episode_length,
+            _cache={},
+        )
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
-    Actions outside the control range are clipped by MuJoCo as in dm_control;
-    `physics.control()` still reads the action as given. A non-finite physics
-    state ends that environment's episode: its data reverts to the last finite
-    state, the reward is 0 and `diverged` is set.
-    """
-    action = self._check_action(action)
-    physics = self._physics(state.data, state.variables)
-    data = self.task.before_step(physics, action, state.variables)
-    stepped = physics_lib.step(physics.model, data, self.n_sub_steps, self.task.sync)
-    finite = physics_lib.is_finite(stepped)
-    data = jax.tree.map(lambda new, old: jnp.where(finite, new, old), stepped, data)
-    physics = dataclasses.replace(physics, data=data)
+    def __setattr__(self, name, value):
+        raise dataclasses.FrozenInstanceError(f"Env is immutable; cannot set {name!r}")
 
-    dtype = _float_dtype()
-    reward = jnp.where(finite, self.task.get_reward(physics, state.variables), 0)
-    observation = self.task.get_observation(physics, state.variables)
-    count = state.step + 1
-    truncated = (jnp.bool_(False) if self.episode_length is None
-                 else count >= self.episode_length)
-    termination = self.task.get_termination(physics, state.variables)
-    if termination is None:
-      terminated, terminal_discount = jnp.bool_(False), jnp.ones((), dtype)
-    else:
-      terminated, terminal_discount = termination
-    # As dm_control: the time limit wins over a terminal state (discount 1).
-    discount = jnp.where(terminated & ~truncated, terminal_discount, 1).astype(dtype)
-    last = truncated | terminated | ~finite
-    return state.replace(
-        data=data, observation=observation, reward=reward.astype(dtype),
-        discount=discount,
-        step_type=jnp.where(last, StepType.LAST, StepType.MID).astype(jnp.int32),
-        step=count, diverged=state.diverged | ~finite)
+    def _key(self):
+        return (self.domain, self.task_name, self.task)
 
-  def _check_action(self, action) -> jax.Array:
-    action = jnp.asarray(action)
-    expected = (self.mj_model.nu,)
-    if action.shape != expected:
-      raise ValueError(
-          f"{self.domain}-{self.task_name} expects an action of shape {expected}, "
-          f"got {action.shape} (vmap over a batch dimension instead of passing it)")
-    return action.astype(_float_dtype())
+    def __eq__(self, other):
+        return isinstance(other, Env) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"Env({self.domain}-{self.task_name}, {self.task})"
+
+    # ----- static description ---------------------------------------------------
+
+    @property
+    def control_timestep(self) -> float:
+        return self.physics_timestep * self.n_sub_steps
+
+    @property
+    def time_limit(self) -> float:
+        return self.task.time_limit
+
+    @property
+    def mjx_model(self) -> mjx.Model:
+        """The MJX model, in float64 when jax_enable_x64 is on, else float32."""
+        return self._cached("mjx_model", lambda: compat.put_model(self.mj_model))
+
+    def _initial_data(self) -> mjx.Data:
+        """dm_control's state after `mj_resetData` and a forward pass."""
+
+        def build():
+            mj_model = compat.to_mjx_compatible(self.mj_model)
+            mj_data = mujoco.MjData(mj_model)
+            mujoco.mj_forward(mj_model, mj_data)
+            return mjx.put_data(mj_model, mj_data)
+
+        return self._cached("initial_data", build)
+
+    def _cached(self, name, build):
+        key = (name, bool(jax.config.jax_enable_x64))
+        if key not in self._cache:
+            with jax.ensure_compile_time_eval():  # concrete even when first used under jit
+                self._cache[key] = build()
+        return self._cache[key]
+
+    def action_spec(self) -> specs.BoundedArray:
+        """dm_control's action spec: shape (nu,), bounds from ctrlrange."""
+        m = self.mj_model
+        limited = m.actuator_ctrllimited.astype(bool)
+        minimum = np.full(m.nu, -mujoco.mjMAXVAL)
+        maximum = np.full(m.nu, mujoco.mjMAXVAL)
+        minimum[limited], maximum[limited] = m.actuator_ctrlrange[limited].T
+        return specs.BoundedArray((m.nu,), _float_dtype(), minimum, maximum, name="action")
+
+    def observation_spec(self) -> collections.OrderedDict:
+        """Observation specs keyed and ordered like dm_control's."""
+
+        def build():
+            shapes = jax.eval_shape(self.reset, jax.random.key(0)).observation
+            return collections.OrderedDict(
+                (k, specs.Array(v.shape, v.dtype, name=k)) for k, v in shapes.items()
+            )
+
+        return self._cached("observation_spec", build)
+
+    # ----- dynamics ---------------------------------------------------------------
+
+    def _physics(self, data: mjx.Data, variables) -> Physics:
+        del variables  # per-episode model parameters will enter here
+        return Physics(self.mjx_model, data, self.names)
+
+    def reset(self, key: jax.Array) -> State:
+        """Starts an episode: dm_control's `reset()` as a pure function of `key`."""
+        next_key, init_key = jax.random.split(key)
+        physics = Physics(self.mjx_model, self._initial_data(), self.names)
+        data, variables = self.task.initialize_episode(physics, init_key)
+        return self._restart(data, variables, next_key)
+
+    def _restart(self, data, variables, key) -> State:
+        physics = self._physics(data, variables)
+        data = physics_lib.forward_without_actuation(physics.model, data)
+        physics = dataclasses.replace(physics, data=data)
+        dtype = _float_dtype()
+        return State(
+            data=data,
+            observation=self.task.get_observation(physics, variables),
+            reward=jnp.zeros((), dtype),
+            discount=jnp.ones((), dtype),
+            step_type=jnp.int32(StepType.FIRST),
+            step=jnp.int32(0),
+            variables=dict(variables),
+            key=key,
+            diverged=jnp.bool_(False),
+        )
+
+    def set_state(self, state: State, qpos, qvel, act=None, time=None, **variables) -> State:
+        """Puts `state` at the given physics state: our `reset_context`.
+
+        Derived quantities and the observation are recomputed, as dm_control does
+        after `reset_context`. Task variables not given keep their values.
+
+        Args:
+          state: a state of this Env (its key and unspecified variables are kept).
+          qpos, qvel: generalised positions and velocities.
+          act: actuator activations, if the model has any.
+          time: simulation time; kept from `state` when None.
+          **variables: task variables to overwrite (e.g. a target position).
+
+        Returns:
+          A FIRST state at that physics state.
+        """
+        unknown = set(variables) - set(state.variables)
+        if unknown:
+            raise ValueError(
+                f"unknown task variables {sorted(unknown)}; "
+                f"{self.domain}-{self.task_name} has {sorted(state.variables)}"
+            )
+        dtype = state.data.qpos.dtype
+        data = self._initial_data().replace(
+            qpos=jnp.asarray(qpos, dtype),
+            qvel=jnp.asarray(qvel, dtype),
+            time=state.data.time if time is None else jnp.asarray(time, dtype),
+        )
+        if act is not None:
+            data = data.replace(act=jnp.asarray(act, dtype))
+        merged = {
+            **state.variables,
+            **{k: jnp.asarray(v, state.variables[k].dtype) for k, v in variables.items()},
+        }
+        return self._restart(data, merged, state.key)
+
+    def step(self, state: State, action: jax.Array) -> State:
+        """Applies `action` for one control step (dm_control's `Environment.step`).
+
+        Actions outside the control range are clipped by MuJoCo as in dm_control;
+        `physics.control()` still reads the action as given. A non-finite physics
+        state ends that environment's episode: its data reverts to the last finite
+        state, the reward is 0 and `diverged` is set.
+        """
+        action = self._check_action(action)
+        physics = self._physics(state.data, state.variables)
+        data = self.task.before_step(physics, action, state.variables)
+        stepped = physics_lib.step(physics.model, data, self.n_sub_steps, self.task.sync)
+        finite = physics_lib.is_finite(stepped)
+        data = jax.tree.map(lambda new, old: jnp.where(finite, new, old), stepped, data)
+        physics = dataclasses.replace(physics, data=data)
+
+        dtype = _float_dtype()
+        reward = jnp.where(finite, self.task.get_reward(physics, state.variables), 0)
+        observation = self.task.get_observation(physics, state.variables)
+        count = state.step + 1
+        truncated = (
+            jnp.bool_(False) if self.episode_length is None else count >= self.episode_length
+        )
+        termination = self.task.get_termination(physics, state.variables)
+        if termination is None:
+            terminated, terminal_discount = jnp.bool_(False), jnp.ones((), dtype)
+        else:
+            terminated, terminal_discount = termination
+        # As dm_control: the time limit wins over a terminal state (discount 1).
+        discount = jnp.where(terminated & ~truncated, terminal_discount, 1).astype(dtype)
+        last = truncated | terminated | ~finite
+        return state.replace(
+            data=data,
+            observation=observation,
+            reward=reward.astype(dtype),
+            discount=discount,
+            step_type=jnp.where(last, StepType.LAST, StepType.MID).astype(jnp.int32),
+            step=count,
+            diverged=state.diverged | ~finite,
+        )
+
+    def _check_action(self, action) -> jax.Array:
+        action = jnp.asarray(action)
+        expected = (self.mj_model.nu,)
+        if action.shape != expected:
+            raise ValueError(
+                f"{self.domain}-{self.task_name} expects an action of shape {expected}, "
+                f"got {action.shape} (vmap over a batch dimension instead of passing it)"
+            )
+        return action.astype(_float_dtype())
 
 
 def _float_dtype():
-  return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
 
 
 def _n_sub_steps(control_timestep: float, physics_timestep: float) -> int:
-  """dm_control's `compute_n_steps`, with the same errors."""
-  ratio = control_timestep / physics_timestep
-  if control_timestep < physics_timestep:
-    raise ValueError(f"control_timestep ({control_timestep}) cannot be smaller "
-                     f"than the physics timestep ({physics_timestep})")
-  if abs(ratio - round(ratio)) > 1e-8:
-    raise ValueError(f"control_timestep ({control_timestep}) must be an integer "
-                     f"multiple of the physics timestep ({physics_timestep})")
-  return int(round(ratio))
+    """dm_control's `compute_n_steps`, with the same errors."""
+    ratio = control_timestep / physics_timestep
+    if control_timestep < physics_timestep:
+        raise ValueError(
+            f"control_timestep ({control_timestep}) cannot be smaller "
+            f"than the physics timestep ({physics_timestep})"
+        )
+    if abs(ratio - round(ratio)) > 1e-8:
+        raise ValueError(
+            f"control_timestep ({control_timestep}) must be an integer "
+            f"multiple of the physics timestep ({physics_timestep})"
+        )
+    return int(round(ratio))

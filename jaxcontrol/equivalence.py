@@ -76,14 +76,18 @@ class Transition:
 
 def _dm_state(domain, task, dm_env):
     p = dm_env.physics
-    return dict(qpos=np.array(p.data.qpos), qvel=np.array(p.data.qvel),
-                act=np.array(p.data.act), time=float(p.data.time),
-                variables=reference_variables(domain, task, p))
+    return dict(
+        qpos=np.array(p.data.qpos),
+        qvel=np.array(p.data.qvel),
+        act=np.array(p.data.act),
+        time=float(p.data.time),
+        variables=reference_variables(domain, task, p),
+    )
 
 
-def reference_transitions(domain: str, task: str, n: int, seed: int = 0,
-                          steps_between: int = 7, overshoot: float = 1.2
-                          ) -> list[Transition]:
+def reference_transitions(
+    domain: str, task: str, n: int, seed: int = 0, steps_between: int = 7, overshoot: float = 1.2
+) -> list[Transition]:
     """`n` transitions from dm_control's resets and random rollouts.
 
     Every `steps_between`-th state starts a new episode, so resets and
@@ -103,9 +107,16 @@ def reference_transitions(domain: str, task: str, n: int, seed: int = 0,
         action = centre + overshoot * half * rng.uniform(-1, 1, spec.shape)
         timestep = dm_env.step(action)
         p = dm_env.physics
-        transitions.append(Transition(
-            **state, action=action, observation=timestep.observation, reward=timestep.reward,
-            next_qpos=np.array(p.data.qpos), next_qvel=np.array(p.data.qvel)))
+        transitions.append(
+            Transition(
+                **state,
+                action=action,
+                observation=timestep.observation,
+                reward=timestep.reward,
+                next_qpos=np.array(p.data.qpos),
+                next_qvel=np.array(p.data.qvel),
+            )
+        )
     return transitions
 
 
@@ -138,9 +149,14 @@ def mjx_step_from(env: Env, transitions: Sequence[Transition]):
         nxt = env.step(state, action)
         return nxt.observation, nxt.reward, nxt.data.qpos, nxt.data.qvel
 
-    return run(_stack(transitions, "qpos"), _stack(transitions, "qvel"),
-               _stack(transitions, "act"), np.array([t.time for t in transitions]),
-               _stack(transitions, "variables"), _stack(transitions, "action"))
+    return run(
+        _stack(transitions, "qpos"),
+        _stack(transitions, "qvel"),
+        _stack(transitions, "act"),
+        np.array([t.time for t in transitions]),
+        _stack(transitions, "variables"),
+        _stack(transitions, "action"),
+    )
 
 
 class CpuPath:
@@ -155,8 +171,10 @@ class CpuPath:
         @jax.jit
         def observe(data, variables):
             physics = Physics(env.mjx_model, data, env.names)
-            return (env.task.get_observation(physics, variables),
-                    env.task.get_reward(physics, variables))
+            return (
+                env.task.get_observation(physics, variables),
+                env.task.get_reward(physics, variables),
+            )
 
         self._observe = observe
 
@@ -210,8 +228,10 @@ class ParityReport:
         return dataclasses.asdict(self)
 
     def __str__(self) -> str:
-        lines = [f"{self.domain}-{self.task}: {self.n_states} dm_control states, {self.dtype}",
-                 f"  {'quantity':<22}{'MJX vs dm_control':>20}{'CPU vs dm_control':>20}"]
+        lines = [
+            f"{self.domain}-{self.task}: {self.n_states} dm_control states, {self.dtype}",
+            f"  {'quantity':<22}{'MJX vs dm_control':>20}{'CPU vs dm_control':>20}",
+        ]
         for key in self.ours:
             lines.append(f"  {key:<22}{self.ours[key]:>20.3e}{self.cpu[key]:>20.3e}")
         if self.episode:
@@ -221,7 +241,8 @@ class ParityReport:
                 f"on {e['constraint_steps']} steps): return dm_control {e['dm_control']:.9f}, "
                 f"MJX {e['ours']:.9f} (rel {e['ours_rel']:.2e}), "
                 f"CPU {e['cpu']:.9f} (rel {e['cpu_rel']:.2e}); worst observation difference "
-                f"MJX {e['ours_obs']:.2e}, CPU {e['cpu_obs']:.2e}")
+                f"MJX {e['ours_obs']:.2e}, CPU {e['cpu_obs']:.2e}"
+            )
         return "\n".join(lines)
 
 
@@ -253,8 +274,9 @@ def step_parity(env: Env, transitions: Sequence[Transition]) -> tuple[dict, dict
     return dict(ours), dict(cpu)
 
 
-def episode_parity(env: Env, seed: int = 0, steps: int | None = None,
-                   amplitude: float = 1.0) -> dict[str, Any]:
+def episode_parity(
+    env: Env, seed: int = 0, steps: int | None = None, amplitude: float = 1.0
+) -> dict[str, Any]:
     """One episode from a dm_control reset under fixed actions, three ways.
 
     The actions are a smooth, deterministic sequence (sums of sines) scaled by
@@ -271,8 +293,9 @@ def episode_parity(env: Env, seed: int = 0, steps: int | None = None,
     spec = dm_env.action_spec()
     t = np.arange(steps)[:, None]
     phase = np.arange(spec.shape[0])[None, :]
-    wave = np.clip(amplitude * (0.8 * np.sin(0.05 * t + phase) + 0.3 * np.sin(0.31 * t + 2 * phase)),
-                   -1, 1)
+    wave = np.clip(
+        amplitude * (0.8 * np.sin(0.05 * t + phase) + 0.3 * np.sin(0.31 * t + 2 * phase)), -1, 1
+    )
     actions = wave * (spec.maximum - spec.minimum) / 2 + (spec.maximum + spec.minimum) / 2
 
     dm_obs, dm_rewards, constraint_steps = [], [], 0
@@ -285,18 +308,21 @@ def episode_parity(env: Env, seed: int = 0, steps: int | None = None,
 
     template = env.reset(jax.random.key(0))
     act = start["act"] if start["act"].size else None
-    state = env.set_state(template, start["qpos"], start["qvel"], act, start["time"],
-                          **start["variables"])
+    state = env.set_state(
+        template, start["qpos"], start["qvel"], act, start["time"], **start["variables"]
+    )
 
     @jax.jit
     def rollout(state, actions):
         def body(s, a):
             s = env.step(s, a)
             return s, (s.observation, s.reward)
+
         return jax.lax.scan(body, state, actions)[1]
 
     ours_obs, ours_rewards = jax.tree.map(
-        np.asarray, rollout(state, jnp.asarray(actions, state.data.qpos.dtype)))
+        np.asarray, rollout(state, jnp.asarray(actions, state.data.qpos.dtype))
+    )
 
     path = CpuPath(env)
     path.set_state(start["qpos"], start["qvel"], start["act"], start["time"], start["variables"])
@@ -307,15 +333,28 @@ def episode_parity(env: Env, seed: int = 0, steps: int | None = None,
     ours, cpu_return = float(np.sum(ours_rewards)), float(sum(r for _, r in cpu))
     scale = max(abs(dm_return), 1e-12)
     return dict(
-        steps=steps, amplitude=amplitude, constraint_steps=constraint_steps,
-        dm_control=dm_return, ours=ours, cpu=cpu_return,
-        ours_rel=abs(ours - dm_return) / scale, cpu_rel=abs(cpu_return - dm_return) / scale,
+        steps=steps,
+        amplitude=amplitude,
+        constraint_steps=constraint_steps,
+        dm_control=dm_return,
+        ours=ours,
+        cpu=cpu_return,
+        ours_rel=abs(ours - dm_return) / scale,
+        cpu_rel=abs(cpu_return - dm_return) / scale,
         ours_obs=max(_worst(ours_obs[k], dm_obs[k]) for k in dm_obs),
-        cpu_obs=max(_worst(cpu_obs[k], dm_obs[k]) for k in dm_obs))
+        cpu_obs=max(_worst(cpu_obs[k], dm_obs[k]) for k in dm_obs),
+    )
 
 
-def check(domain: str, task: str, n_states: int = 20, seed: int = 0, x64: bool = True,
-          episode: bool = False, amplitude: float = 1.0) -> ParityReport:
+def check(
+    domain: str,
+    task: str,
+    n_states: int = 20,
+    seed: int = 0,
+    x64: bool = True,
+    episode: bool = False,
+    amplitude: float = 1.0,
+) -> ParityReport:
     """Measures a task's parity with dm_control.
 
     Args:
@@ -331,5 +370,6 @@ def check(domain: str, task: str, n_states: int = 20, seed: int = 0, x64: bool =
         env = jaxcontrol.load(domain, task)
         ours, cpu = step_parity(env, transitions)
         episode_report = episode_parity(env, seed, amplitude=amplitude) if episode else None
-    return ParityReport(domain, task, "float64" if x64 else "float32", n_states, ours, cpu,
-                        episode_report)
+    return ParityReport(
+        domain, task, "float64" if x64 else "float32", n_states, ours, cpu, episode_report
+    )

@@ -95,253 +95,262 @@ Key = Union[str, int, slice, Sequence[Union[str, int]], np.ndarray]
 
 
 class Names:
-  """Static name -> index tables for one MjModel, built once per model."""
+    """Static name -> index tables for one MjModel, built once per model."""
 
-  def __init__(self, model: mujoco.MjModel):
-    self.mj_model = model
-    self._rows: dict[str, dict[str, Union[int, np.ndarray]]] = {}
-    for kind, obj in _OBJ.items():
-      count = {
-          "body": model.nbody, "joint": model.njnt, "geom": model.ngeom,
-          "site": model.nsite, "camera": model.ncam, "actuator": model.nu,
-          "tendon": model.ntendon, "sensor": model.nsensor,
-      }[kind]
-      table = {}
-      for i in range(count):
-        name = mujoco.mj_id2name(model, obj, i)
-        if not name:
-          continue
-        if kind == "sensor":  # a sensor can span several sensordata entries
-          adr, dim = model.sensor_adr[i], model.sensor_dim[i]
-          table[name] = np.arange(adr, adr + dim)
-        else:
-          table[name] = i
-      self._rows[kind] = table
-    qpos, dof = {}, {}
-    for j in range(model.njnt):
-      name = mujoco.mj_id2name(model, _OBJ["joint"], j)
-      if not name:
-        continue
-      jtype = int(model.jnt_type[j])
-      qadr, dadr = model.jnt_qposadr[j], model.jnt_dofadr[j]
-      qpos[name] = np.arange(qadr, qadr + _QPOS_SIZE[jtype])
-      dof[name] = np.arange(dadr, dadr + _DOF_SIZE[jtype])
-    self._rows["qpos"] = qpos
-    self._rows["dof"] = dof
+    def __init__(self, model: mujoco.MjModel):
+        self.mj_model = model
+        self._rows: dict[str, dict[str, Union[int, np.ndarray]]] = {}
+        for kind, obj in _OBJ.items():
+            count = {
+                "body": model.nbody,
+                "joint": model.njnt,
+                "geom": model.ngeom,
+                "site": model.nsite,
+                "camera": model.ncam,
+                "actuator": model.nu,
+                "tendon": model.ntendon,
+                "sensor": model.nsensor,
+            }[kind]
+            table = {}
+            for i in range(count):
+                name = mujoco.mj_id2name(model, obj, i)
+                if not name:
+                    continue
+                if kind == "sensor":  # a sensor can span several sensordata entries
+                    adr, dim = model.sensor_adr[i], model.sensor_dim[i]
+                    table[name] = np.arange(adr, adr + dim)
+                else:
+                    table[name] = i
+            self._rows[kind] = table
+        qpos, dof = {}, {}
+        for j in range(model.njnt):
+            name = mujoco.mj_id2name(model, _OBJ["joint"], j)
+            if not name:
+                continue
+            jtype = int(model.jnt_type[j])
+            qadr, dadr = model.jnt_qposadr[j], model.jnt_dofadr[j]
+            qpos[name] = np.arange(qadr, qadr + _QPOS_SIZE[jtype])
+            dof[name] = np.arange(dadr, dadr + _DOF_SIZE[jtype])
+        self._rows["qpos"] = qpos
+        self._rows["dof"] = dof
 
-  def rows(self, kind: str) -> Mapping[str, Union[int, np.ndarray]]:
-    """Returns the name -> row index table for an object kind."""
-    return self._rows[kind]
+    def rows(self, kind: str) -> Mapping[str, Union[int, np.ndarray]]:
+        """Returns the name -> row index table for an object kind."""
+        return self._rows[kind]
 
-  def index(self, kind: str, key: Key) -> Any:
-    """Resolves a row key (name, list of names, int, slice) to an index."""
-    table = self._rows[kind]
-    if isinstance(key, str):
-      return _lookup(table, key, kind)
-    if isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key):
-      parts = [np.atleast_1d(_lookup(table, k, kind)) for k in key]
-      return np.concatenate(parts)
-    return key
+    def index(self, kind: str, key: Key) -> Any:
+        """Resolves a row key (name, list of names, int, slice) to an index."""
+        table = self._rows[kind]
+        if isinstance(key, str):
+            return _lookup(table, key, kind)
+        if isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key):
+            parts = [np.atleast_1d(_lookup(table, k, kind)) for k in key]
+            return np.concatenate(parts)
+        return key
 
 
 def _lookup(table, name, kind):
-  try:
-    return table[name]
-  except KeyError:
-    valid = ", ".join(sorted(table)) or "(none)"
-    raise KeyError(f"no {kind} named {name!r}; valid names: {valid}") from None
+    try:
+        return table[name]
+    except KeyError:
+        valid = ", ".join(sorted(table)) or "(none)"
+        raise KeyError(f"no {kind} named {name!r}; valid names: {valid}") from None
 
 
 @dataclasses.dataclass(frozen=True)
 class NamedArray:
-  """An array whose rows (and columns, for poses) can be indexed by name."""
+    """An array whose rows (and columns, for poses) can be indexed by name."""
 
-  array: jax.Array
-  names: Names
-  kind: str
-  columns: tuple[str, ...] | None = None
+    array: jax.Array
+    names: Names
+    kind: str
+    columns: tuple[str, ...] | None = None
 
-  def _full(self):
-    if self.columns is not None:
-      return self.array.reshape(self.array.shape[0], len(self.columns))
-    return self.array
+    def _full(self):
+        if self.columns is not None:
+            return self.array.reshape(self.array.shape[0], len(self.columns))
+        return self.array
 
-  def _index(self, key):
-    if isinstance(key, tuple) and len(key) == 2 and self._full().ndim == 2:
-      row, col = key
-      return self.names.index(self.kind, row), self._column(col)
-    return self.names.index(self.kind, key)
+    def _index(self, key):
+        if isinstance(key, tuple) and len(key) == 2 and self._full().ndim == 2:
+            row, col = key
+            return self.names.index(self.kind, row), self._column(col)
+        return self.names.index(self.kind, key)
 
-  def _column(self, col):
-    if isinstance(col, str):
-      return self._col_lookup(col)
-    if isinstance(col, (list, tuple)) and col and all(isinstance(c, str) for c in col):
-      return np.array([self._col_lookup(c) for c in col])
-    return col
+    def _column(self, col):
+        if isinstance(col, str):
+            return self._col_lookup(col)
+        if isinstance(col, (list, tuple)) and col and all(isinstance(c, str) for c in col):
+            return np.array([self._col_lookup(c) for c in col])
+        return col
 
-  def _col_lookup(self, col):
-    if self.columns is None or col not in self.columns:
-      raise KeyError(f"column {col!r} is not one of {self.columns}")
-    return self.columns.index(col)
+    def _col_lookup(self, col):
+        if self.columns is None or col not in self.columns:
+            raise KeyError(f"column {col!r} is not one of {self.columns}")
+        return self.columns.index(col)
 
-  def __getitem__(self, key: Key | tuple[Key, Any]) -> jax.Array:
-    index = self._index(key)
-    if isinstance(index, tuple):
-      row, col = index
-      full = self._full()
-      if isinstance(row, np.ndarray) and isinstance(col, np.ndarray):
-        return full[row][:, col]
-      return full[row, col]
-    return self._full()[index]
+    def __getitem__(self, key: Key | tuple[Key, Any]) -> jax.Array:
+        index = self._index(key)
+        if isinstance(index, tuple):
+            row, col = index
+            full = self._full()
+            if isinstance(row, np.ndarray) and isinstance(col, np.ndarray):
+                return full[row][:, col]
+            return full[row, col]
+        return self._full()[index]
 
-  @property
-  def at(self) -> "_NamedAt":
-    """Functional update by name: `named.at['slider'].set(v).array`."""
-    return _NamedAt(self)
+    @property
+    def at(self) -> "_NamedAt":
+        """Functional update by name: `named.at['slider'].set(v).array`."""
+        return _NamedAt(self)
 
 
 @dataclasses.dataclass(frozen=True)
 class _NamedAt:
-  named: NamedArray
+    named: NamedArray
 
-  def __getitem__(self, key):
-    return _NamedUpdate(self.named, key)
+    def __getitem__(self, key):
+        return _NamedUpdate(self.named, key)
 
 
 @dataclasses.dataclass(frozen=True)
 class _NamedUpdate:
-  named: NamedArray
-  key: Any
+    named: NamedArray
+    key: Any
 
-  def set(self, value) -> NamedArray:
-    """Returns a NamedArray with the entries set (take `.array` at the end)."""
-    return self._apply(lambda ref: ref.set(value))
+    def set(self, value) -> NamedArray:
+        """Returns a NamedArray with the entries set (take `.array` at the end)."""
+        return self._apply(lambda ref: ref.set(value))
 
-  def add(self, value) -> NamedArray:
-    return self._apply(lambda ref: ref.add(value))
+    def add(self, value) -> NamedArray:
+        return self._apply(lambda ref: ref.add(value))
 
-  def _apply(self, update) -> NamedArray:
-    full = self.named._full()
-    new = update(full.at[self.named._index(self.key)])
-    return dataclasses.replace(self.named, array=new.reshape(self.named.array.shape))
+    def _apply(self, update) -> NamedArray:
+        full = self.named._full()
+        new = update(full.at[self.named._index(self.key)])
+        return dataclasses.replace(self.named, array=new.reshape(self.named.array.shape))
 
 
 class _NamedFields:
-  def __init__(self, source, names: Names, fields):
-    self._source, self._names, self._fields = source, names, fields
+    def __init__(self, source, names: Names, fields):
+        self._source, self._names, self._fields = source, names, fields
 
-  def __getattr__(self, field: str) -> NamedArray:
-    if field.startswith("_"):
-      raise AttributeError(field)
-    try:
-      kind, columns = self._fields[field]
-    except KeyError:
-      raise AttributeError(
-          f"no named field {field!r}; valid fields: {', '.join(sorted(self._fields))}"
-      ) from None
-    array = getattr(self._source, field)
-    return NamedArray(array, self._names, kind, columns)
+    def __getattr__(self, field: str) -> NamedArray:
+        if field.startswith("_"):
+            raise AttributeError(field)
+        try:
+            kind, columns = self._fields[field]
+        except KeyError:
+            raise AttributeError(
+                f"no named field {field!r}; valid fields: {', '.join(sorted(self._fields))}"
+            ) from None
+        array = getattr(self._source, field)
+        return NamedArray(array, self._names, kind, columns)
 
 
 @dataclasses.dataclass(frozen=True)
 class _Named:
-  data: _NamedFields
-  model: _NamedFields
-  mj_model: _NamedFields  # static NumPy constants, e.g. for reward bounds
+    data: _NamedFields
+    model: _NamedFields
+    mj_model: _NamedFields  # static NumPy constants, e.g. for reward bounds
 
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
 class Physics:
-  """A read-only view of one environment's model and data for task code.
+    """A read-only view of one environment's model and data for task code.
 
-  Attributes:
-    model: the `mjx.Model` (with any per-episode overrides applied).
-    data: the `mjx.Data`.
-    names: static name tables (not a pytree leaf).
-  """
+    Attributes:
+      model: the `mjx.Model` (with any per-episode overrides applied).
+      data: the `mjx.Data`.
+      names: static name tables (not a pytree leaf).
+    """
 
-  model: mjx.Model
-  data: mjx.Data
-  names: Names = dataclasses.field(metadata=dict(static=True))
+    model: mjx.Model
+    data: mjx.Data
+    names: Names = dataclasses.field(metadata=dict(static=True))
 
-  @property
-  def named(self) -> _Named:
-    return _Named(
-        data=_NamedFields(self.data, self.names, _DATA_FIELDS),
-        model=_NamedFields(self.model, self.names, _MODEL_FIELDS),
-        mj_model=_NamedFields(self.names.mj_model, self.names, _MODEL_FIELDS),
-    )
+    @property
+    def named(self) -> _Named:
+        return _Named(
+            data=_NamedFields(self.data, self.names, _DATA_FIELDS),
+            model=_NamedFields(self.model, self.names, _MODEL_FIELDS),
+            mj_model=_NamedFields(self.names.mj_model, self.names, _MODEL_FIELDS),
+        )
 
-  @property
-  def mj_model(self) -> mujoco.MjModel:
-    """The static CPU model (for reading constants at trace time)."""
-    return self.names.mj_model
+    @property
+    def mj_model(self) -> mujoco.MjModel:
+        """The static CPU model (for reading constants at trace time)."""
+        return self.names.mj_model
 
-  def position(self) -> jax.Array:
-    """Generalised positions, like dm_control's `physics.position()`."""
-    return self.data.qpos
+    def position(self) -> jax.Array:
+        """Generalised positions, like dm_control's `physics.position()`."""
+        return self.data.qpos
 
-  def velocity(self) -> jax.Array:
-    """Generalised velocities, like dm_control's `physics.velocity()`."""
-    return self.data.qvel
+    def velocity(self) -> jax.Array:
+        """Generalised velocities, like dm_control's `physics.velocity()`."""
+        return self.data.qvel
 
-  def control(self) -> jax.Array:
-    """The last control signal as given (unclipped), like dm_control's."""
-    return self.data.ctrl
+    def control(self) -> jax.Array:
+        """The last control signal as given (unclipped), like dm_control's."""
+        return self.data.ctrl
 
-  def time(self) -> jax.Array:
-    return self.data.time
+    def time(self) -> jax.Array:
+        return self.data.time
 
-  def timestep(self) -> float:
-    return self.model.opt.timestep
+    def timestep(self) -> float:
+        return self.model.opt.timestep
 
 
 def sync_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-  """Recomputes body, geom and site poses for the current qpos (cheap)."""
-  return mjx.kinematics(model, data)
+    """Recomputes body, geom and site poses for the current qpos (cheap)."""
+    return mjx.kinematics(model, data)
 
 
 def sync_position(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-  """Kinematics plus centres of mass, cameras, tendons and position sensors."""
-  data = mjx.kinematics(model, data)
-  data = mjx.com_pos(model, data)
-  data = mjx.camlight(model, data)
-  data = mjx.tendon(model, data)
-  return mjx.sensor_pos(model, data)
+    """Kinematics plus centres of mass, cameras, tendons and position sensors."""
+    data = mjx.kinematics(model, data)
+    data = mjx.com_pos(model, data)
+    data = mjx.camlight(model, data)
+    data = mjx.tendon(model, data)
+    return mjx.sensor_pos(model, data)
 
 
 def sync_full(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-  """Everything `mj_step1` recomputes: positions, velocities and their sensors."""
-  data = mjx.fwd_position(model, data)
-  data = mjx.sensor_pos(model, data)
-  data = mjx.fwd_velocity(model, data)
-  return mjx.sensor_vel(model, data)
+    """Everything `mj_step1` recomputes: positions, velocities and their sensors."""
+    data = mjx.fwd_position(model, data)
+    data = mjx.sensor_pos(model, data)
+    data = mjx.fwd_velocity(model, data)
+    return mjx.sensor_vel(model, data)
 
 
 def step(model: mjx.Model, data: mjx.Data, n_sub_steps: int, sync: Sync) -> mjx.Data:
-  """Advances `n_sub_steps` physics steps, then synchronises derived fields.
+    """Advances `n_sub_steps` physics steps, then synchronises derived fields.
 
-  Equivalent to dm_control's `Physics.step(n_sub_steps)` (legacy step): the
-  state trajectory of `n_sub_steps` `mj_step`s, followed by `sync` in place of
-  `mj_step1`.
-  """
-  if n_sub_steps == 1:
-    data = mjx.step(model, data)
-  else:
-    data, _ = jax.lax.scan(
-        lambda d, _: (mjx.step(model, d), None), data, None, length=n_sub_steps)
-  return sync(model, data)
+    Equivalent to dm_control's `Physics.step(n_sub_steps)` (legacy step): the
+    state trajectory of `n_sub_steps` `mj_step`s, followed by `sync` in place of
+    `mj_step1`.
+    """
+    if n_sub_steps == 1:
+        data = mjx.step(model, data)
+    else:
+        data, _ = jax.lax.scan(
+            lambda d, _: (mjx.step(model, d), None), data, None, length=n_sub_steps
+        )
+    return sync(model, data)
 
 
 def forward_without_actuation(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-  """`mj_forward` with actuation disabled, as dm_control runs after a reset."""
-  flags = model.opt.disableflags | mujoco.mjtDisableBit.mjDSBL_ACTUATION
-  quiet = model.tree_replace({"opt.disableflags": flags})
-  return mjx.forward(quiet, data)
+    """`mj_forward` with actuation disabled, as dm_control runs after a reset."""
+    flags = model.opt.disableflags | mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    quiet = model.tree_replace({"opt.disableflags": flags})
+    return mjx.forward(quiet, data)
 
 
 def is_finite(data: mjx.Data) -> jax.Array:
-  """True where qpos, qvel and qacc are all finite (divergence check)."""
-  return (jnp.all(jnp.isfinite(data.qpos)) & jnp.all(jnp.isfinite(data.qvel))
-          & jnp.all(jnp.isfinite(data.qacc)))
+    """True where qpos, qvel and qacc are all finite (divergence check)."""
+    return (
+        jnp.all(jnp.isfinite(data.qpos))
+        & jnp.all(jnp.isfinite(data.qvel))
+        & jnp.all(jnp.isfinite(data.qacc))
+    )

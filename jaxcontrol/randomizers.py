@@ -74,9 +74,7 @@ def random_limited_quaternion(
         dtype = jnp.result_type(float)
     axis_key, angle_key = jax.random.split(key)
     axis = _unit(jax.random.normal(axis_key, (3,), dtype=dtype))
-    angle = jax.random.uniform(angle_key, (), dtype=dtype) * jnp.asarray(
-        limit, dtype=dtype
-    )
+    angle = jax.random.uniform(angle_key, (), dtype=dtype) * jnp.asarray(limit, dtype=dtype)
     half = 0.5 * angle
     return jnp.concatenate([jnp.cos(half)[None], jnp.sin(half) * axis])
 
@@ -107,8 +105,7 @@ def randomize_limited_and_rotational_joints(
     qpos = jnp.asarray(qpos)
     if qpos.shape != (mj_model.nq,):
         raise ValueError(
-            f"qpos must have shape (nq,) = ({mj_model.nq},) for this model, "
-            f"got {qpos.shape}."
+            f"qpos must have shape (nq,) = ({mj_model.nq},) for this model, got {qpos.shape}."
         )
     if not jnp.issubdtype(qpos.dtype, jnp.floating):
         raise ValueError(f"qpos must have a floating dtype, got {qpos.dtype}.")
@@ -131,26 +128,22 @@ def randomize_limited_and_rotational_joints(
 
         if jnt_limited[j]:
             if kind in (_HINGE, _SLIDE):
-                value = jax.random.uniform(
-                    jkey, (), dtype=dtype, minval=low, maxval=high
-                )
+                value = jax.random.uniform(jkey, (), dtype=dtype, minval=low, maxval=high)
                 qpos = qpos.at[adr].set(value)
             elif kind == _BALL:
                 quat = random_limited_quaternion(jkey, high, dtype=dtype)
-                qpos = qpos.at[adr:adr + 4].set(quat)
+                qpos = qpos.at[adr : adr + 4].set(quat)
             # A limited free joint is left alone, as in dm_control.
         else:
             if kind == _HINGE:
-                value = jax.random.uniform(
-                    jkey, (), dtype=dtype, minval=-np.pi, maxval=np.pi
-                )
+                value = jax.random.uniform(jkey, (), dtype=dtype, minval=-np.pi, maxval=np.pi)
                 qpos = qpos.at[adr].set(value)
             elif kind == _BALL:
                 quat = _unit(jax.random.normal(jkey, (4,), dtype=dtype))
-                qpos = qpos.at[adr:adr + 4].set(quat)
+                qpos = qpos.at[adr : adr + 4].set(quat)
             elif kind == _FREE:
                 # Uniform [0, 1) components, normalised: dm_control's choice.
                 quat = _unit(jax.random.uniform(jkey, (4,), dtype=dtype))
-                qpos = qpos.at[adr + 3:adr + 7].set(quat)
+                qpos = qpos.at[adr + 3 : adr + 7].set(quat)
             # An unlimited slide joint is left alone.
     return qpos

@@ -186,9 +186,7 @@ def _static_float(value: object, name: str) -> float:
     try:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as e:
-        raise TypeError(
-            f"`{name}` must be a real scalar, got {value!r}."
-        ) from e
+        raise TypeError(f"`{name}` must be a real scalar, got {value!r}.") from e
 
 
 def _check_value_at_1(value_at_1: float, sigmoid: str, name: str) -> None:
@@ -215,9 +213,7 @@ def _as_float_array(x: jax.typing.ArrayLike) -> jax.Array:
     return x
 
 
-def sigmoids(
-    x: jax.typing.ArrayLike, value_at_1: float, sigmoid: str
-) -> jax.Array:
+def sigmoids(x: jax.typing.ArrayLike, value_at_1: float, sigmoid: str) -> jax.Array:
     """Evaluates a named sigmoid-like bump: 1 at ``x == 0``, decaying with ``|x|``.
 
     Each shape is scaled so that its value at ``x == 1`` is ``value_at_1``.
@@ -282,15 +278,11 @@ def tolerance(
     try:
         lower, upper = bounds
     except (TypeError, ValueError) as e:
-        raise ValueError(
-            f"`bounds` must be a (lower, upper) pair, got {bounds!r}."
-        ) from e
+        raise ValueError(f"`bounds` must be a (lower, upper) pair, got {bounds!r}.") from e
     lower = _static_float(lower, "bounds[0]")
     upper = _static_float(upper, "bounds[1]")
     if not lower <= upper:
-        raise ValueError(
-            f"Lower bound must be <= upper bound, got bounds=({lower}, {upper})."
-        )
+        raise ValueError(f"Lower bound must be <= upper bound, got bounds=({lower}, {upper}).")
     margin = _static_float(margin, "margin")
     if not margin >= 0.0:
         raise ValueError(f"`margin` must be non-negative, got {margin}.")

@@ -11,8 +11,11 @@ TASK_IDS = [f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS]
 
 
 def pytest_addoption(parser):
-    parser.addoption("--tasks", default=None,
-                     help="comma-separated DOMAIN-TASK list to restrict the per-task battery")
+    parser.addoption(
+        "--tasks",
+        default=None,
+        help="comma-separated DOMAIN-TASK list to restrict the per-task battery",
+    )
 
 
 def pytest_generate_tests(metafunc):

@@ -27,8 +27,11 @@ def test_task_lists_match_dm_control_for_our_domains():
 
 
 def test_unknown_domain_lists_close_matches_first():
-    with pytest.raises(ValueError, match=r"unknown domain 'cartpol'.*did you mean 'cartpole'"
-                                         r".*valid domains: cartpole, .*acrobot"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown domain 'cartpol'.*did you mean 'cartpole'"
+        r".*valid domains: cartpole, .*acrobot",
+    ):
         jaxcontrol.load("cartpol", "swingup")
 
 
@@ -58,8 +61,9 @@ def test_env_is_immutable_and_hashable():
     # Usable as a static argument.
     step = jax.jit(lambda env, s, u: env.step(s, u), static_argnums=0)
     s = a.reset(jax.random.key(0))
-    np.testing.assert_array_equal(step(a, s, jnp.zeros(1)).data.qpos,
-                                  step(b, s, jnp.zeros(1)).data.qpos)
+    np.testing.assert_array_equal(
+        step(a, s, jnp.zeros(1)).data.qpos, step(b, s, jnp.zeros(1)).data.qpos
+    )
 
 
 def test_wrong_action_shape_names_expected_shape():
@@ -93,8 +97,9 @@ def test_nan_action_ends_only_that_episode():
     assert float(stepped.reward[2]) == 0.0
     for i in (0, 1, 3):  # neighbours untouched
         np.testing.assert_array_equal(stepped.data.qpos[i], clean.data.qpos[i])
-        np.testing.assert_array_equal(stepped.observation["position"][i],
-                                      clean.observation["position"][i])
+        np.testing.assert_array_equal(
+            stepped.observation["position"][i], clean.observation["position"][i]
+        )
 
 
 def test_first_state_semantics():
@@ -140,8 +145,9 @@ def test_auto_reset_restarts_finished_episodes_and_keeps_final_observation():
     assert np.all(np.asarray(states.step_type) == StepType.LAST)
     assert np.all(np.asarray(states.step) == 0)
     manual = jax.vmap(env.step)(before, actions)
-    np.testing.assert_array_equal(states.info["final_observation"]["position"],
-                                  manual.observation["position"])
+    np.testing.assert_array_equal(
+        states.info["final_observation"]["position"], manual.observation["position"]
+    )
     fresh = jax.vmap(env.reset)(manual.key)
     np.testing.assert_array_equal(states.observation["position"], fresh.observation["position"])
     states = step(states, actions)

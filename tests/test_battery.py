@@ -8,7 +8,6 @@ run a full episode under jit(vmap) without a NaN.
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -46,8 +45,13 @@ def _rollout(env, key, num_envs, steps):
 
     def body(states, action):
         states = jax.vmap(env.step)(states, action)
-        return states, (states.observation, states.reward, states.discount, states.step_type,
-                        states.diverged)
+        return states, (
+            states.observation,
+            states.reward,
+            states.discount,
+            states.step_type,
+            states.diverged,
+        )
 
     return states, jax.lax.scan(body, states, actions)[1]
 

@@ -92,7 +92,6 @@ def test_compat_put_model(domain):
     assert adapted.opt.enableflags == flags & ~_ENERGY
     # The copy differs in the energy flag only.
     expected = [f"opt.enableflags: {flags & ~_ENERGY} != {flags}"]
-    assert compare.compare_models(adapted, model) == (
-        expected if flags & _ENERGY else [])
+    assert compare.compare_models(adapted, model) == (expected if flags & _ENERGY else [])
     mjx_model = compat.put_model(model)
     assert mjx_model.nq == model.nq

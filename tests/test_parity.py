@@ -25,8 +25,19 @@ N_RESETS = 1024
 @pytest.fixture(scope="module")
 def float64_report(task):
     """One-step parity on N_STATES states and a whole episode, in float64."""
-    command = [sys.executable, "-m", "jaxcontrol", "check", *task, "--states", str(N_STATES),
-               "--episode", "--amplitude", "0.3", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "jaxcontrol",
+        "check",
+        *task,
+        "--states",
+        str(N_STATES),
+        "--episode",
+        "--amplitude",
+        "0.3",
+        "--json",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, f"check failed to report:\n{done.stdout}\n{done.stderr[-3000:]}"
@@ -101,8 +112,11 @@ def test_reset_distribution_matches_dm_control(task):
     env = jaxcontrol.load(*task)
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(11), N_RESETS))
     ref = equivalence.reference_resets(*task, n=600, seed=3)
-    ours = {"qpos": np.asarray(states.data.qpos), "qvel": np.asarray(states.data.qvel),
-            **{k: np.asarray(v) for k, v in states.variables.items()}}
+    ours = {
+        "qpos": np.asarray(states.data.qpos),
+        "qvel": np.asarray(states.data.qvel),
+        **{k: np.asarray(v) for k, v in states.variables.items()},
+    }
     assert set(ref) == set(ours), "task variables differ from dm_control's"
     for name in ref:
         pvalues = _ks_pvalues(ours[name].reshape(N_RESETS, -1), ref[name].reshape(600, -1))

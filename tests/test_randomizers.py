@@ -76,17 +76,18 @@ def _slice(name: str) -> slice:
     model = _model()
     j = model.joint(name).id
     adr = int(model.jnt_qposadr[j])
-    width = {int(mujoco.mjtJoint.mjJNT_FREE): 7,
-             int(mujoco.mjtJoint.mjJNT_BALL): 4}.get(int(model.jnt_type[j]), 1)
+    width = {int(mujoco.mjtJoint.mjJNT_FREE): 7, int(mujoco.mjtJoint.mjJNT_BALL): 4}.get(
+        int(model.jnt_type[j]), 1
+    )
     return slice(adr, adr + width)
 
 
 def _ours(keys: jax.Array, dtype=jnp.float32) -> np.ndarray:
     model = _model()
     qpos0 = jnp.asarray(model.qpos0, dtype=dtype)
-    draw = jax.jit(jax.vmap(
-        lambda k: randomizers.randomize_limited_and_rotational_joints(
-            model, k, qpos0)))
+    draw = jax.jit(
+        jax.vmap(lambda k: randomizers.randomize_limited_and_rotational_joints(model, k, qpos0))
+    )
     return np.asarray(draw(keys))
 
 
@@ -117,12 +118,14 @@ def test_model_has_every_joint_kind():
 
 def test_untouched_coordinates_match_qpos0():
     qpos0 = _model().qpos0
-    fixed = [_slice("slide_unlimited").start, *range(_slice("free").start,
-                                                     _slice("free").start + 3)]
+    fixed = [
+        _slice("slide_unlimited").start,
+        *range(_slice("free").start, _slice("free").start + 3),
+    ]
     for samples in (_our_samples(), _dm_samples()):
         np.testing.assert_allclose(
-            samples[:, fixed], np.broadcast_to(qpos0[fixed], (N_SAMPLES, 4)),
-            rtol=1e-6)
+            samples[:, fixed], np.broadcast_to(qpos0[fixed], (N_SAMPLES, 4)), rtol=1e-6
+        )
     assert qpos0[_slice("slide_unlimited").start] == pytest.approx(0.3)
 
 
@@ -197,8 +200,7 @@ def test_joints_use_independent_subkeys():
 def test_same_key_same_draw_different_key_different_draw():
     key = jax.random.key(7)
     model, qpos0 = _model(), jnp.asarray(_model().qpos0, jnp.float32)
-    f = functools.partial(randomizers.randomize_limited_and_rotational_joints,
-                          model)
+    f = functools.partial(randomizers.randomize_limited_and_rotational_joints, model)
     first = np.asarray(f(key, qpos0))
     np.testing.assert_array_equal(first, np.asarray(f(key, qpos0)))
     jitted = jax.jit(f)
@@ -213,57 +215,61 @@ def test_same_key_same_draw_different_key_different_draw():
     # Raw uint32 keys work as well as typed ones.
     raw = np.asarray(f(jax.random.PRNGKey(7), qpos0))
     np.testing.assert_array_equal(
-        raw, np.asarray(f(jax.random.wrap_key_data(jax.random.PRNGKey(7)),
-                          qpos0)))
+        raw, np.asarray(f(jax.random.wrap_key_data(jax.random.PRNGKey(7)), qpos0))
+    )
     assert np.all(raw[randomised] != other[randomised])
     # Batch draws under vmap are distinct (up to float32 birthday collisions).
     batch = _our_samples()
-    assert len(np.unique(batch[:, _slice("hinge_limited").start])) > (
-        N_SAMPLES - 5)
+    assert len(np.unique(batch[:, _slice("hinge_limited").start])) > (N_SAMPLES - 5)
 
 
 def test_traced_qpos_and_dtype():
     model = _model()
     qpos = jnp.asarray(model.qpos0, jnp.float32) + 0.0
     keys = jax.random.split(jax.random.key(3), 5)
-    qpos_batch = jnp.tile(qpos, (5, 1)).at[:, _slice("slide_unlimited")].set(
-        jnp.arange(5.0)[:, None])
-    f = functools.partial(randomizers.randomize_limited_and_rotational_joints,
-                          model)
+    qpos_batch = (
+        jnp.tile(qpos, (5, 1)).at[:, _slice("slide_unlimited")].set(jnp.arange(5.0)[:, None])
+    )
+    f = functools.partial(randomizers.randomize_limited_and_rotational_joints, model)
     out = jax.jit(jax.vmap(f))(keys, qpos_batch)
     assert out.shape == (5, model.nq) and out.dtype == jnp.float32
-    np.testing.assert_array_equal(out[:, _slice("slide_unlimited").start],
-                                  np.arange(5.0))
+    np.testing.assert_array_equal(out[:, _slice("slide_unlimited").start], np.arange(5.0))
     with jax.enable_x64(True):
         out64 = _ours(jax.random.split(jax.random.key(1), 4), dtype=jnp.float64)
         assert out64.dtype == np.float64
         np.testing.assert_allclose(
-            np.linalg.norm(out64[:, _slice("ball_unlimited")], axis=1), 1.0,
-            rtol=1e-12)
+            np.linalg.norm(out64[:, _slice("ball_unlimited")], axis=1), 1.0, rtol=1e-12
+        )
 
 
 def test_bad_qpos_shape():
     with pytest.raises(ValueError, match=r"qpos must have shape \(nq,\)"):
         randomizers.randomize_limited_and_rotational_joints(
-            _model(), jax.random.key(0), jnp.zeros(3))
+            _model(), jax.random.key(0), jnp.zeros(3)
+        )
 
 
 def test_model_without_joints_is_identity():
     model = mujoco.MjModel.from_xml_string(
-        "<mujoco><worldbody><geom size='1'/></worldbody></mujoco>")
+        "<mujoco><worldbody><geom size='1'/></worldbody></mujoco>"
+    )
     out = randomizers.randomize_limited_and_rotational_joints(
-        model, jax.random.key(0), jnp.zeros(0))
+        model, jax.random.key(0), jnp.zeros(0)
+    )
     assert out.shape == (0,)
 
 
 def test_random_limited_quaternion_matches_dm_control():
     limit = 2.0
-    ours = np.asarray(jax.vmap(
-        lambda k: randomizers.random_limited_quaternion(k, limit))(
-            jax.random.split(jax.random.key(11), N_SAMPLES)))
+    ours = np.asarray(
+        jax.vmap(lambda k: randomizers.random_limited_quaternion(k, limit))(
+            jax.random.split(jax.random.key(11), N_SAMPLES)
+        )
+    )
     random = np.random.RandomState(5)
-    ref = np.stack([dm_randomizers.random_limited_quaternion(random, limit)
-                    for _ in range(N_SAMPLES)])
+    ref = np.stack(
+        [dm_randomizers.random_limited_quaternion(random, limit) for _ in range(N_SAMPLES)]
+    )
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
     for i in range(4):
         assert stats.ks_2samp(ours[:, i], ref[:, i]).pvalue > P_MIN, i
@@ -274,7 +280,10 @@ def test_random_limited_quaternion_matches_dm_control():
     key = jax.random.key(4)
     np.testing.assert_array_equal(
         randomizers.random_limited_quaternion(key, 1.0),
-        randomizers.random_limited_quaternion(key, 1.0))
+        randomizers.random_limited_quaternion(key, 1.0),
+    )
     np.testing.assert_allclose(
         randomizers.random_limited_quaternion(key, 1.0),
-        jax.jit(randomizers.random_limited_quaternion)(key, 1.0), atol=1e-7)
+        jax.jit(randomizers.random_limited_quaternion)(key, 1.0),
+        atol=1e-7,
+    )

@@ -27,12 +27,18 @@ def make_spec() -> mujoco.MjSpec:
     world = spec.worldbody
     world.add_light(name="light", pos=(0, 0, 6))
     world.add_geom(
-        name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=(3, 3, 0.2),
+        name="floor",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=(3, 3, 0.2),
         material="grid",
     )
     world.add_site(
-        name="target", type=mujoco.mjtGeom.mjGEOM_SPHERE, pos=(0, 0, 4),
-        size=(0.2, 0.005, 0.005), material="target", group=3,
+        name="target",
+        type=mujoco.mjtGeom.mjGEOM_SPHERE,
+        pos=(0, 0, 4),
+        size=(0.2, 0.005, 0.005),
+        material="target",
+        group=3,
     )
     fixed = world.add_camera(name="fixed", pos=(0, -6, 2))
     fixed.alt.type = _ZAXIS
@@ -45,9 +51,7 @@ def make_spec() -> mujoco.MjSpec:
     )
 
     upper = world.add_body(name="upper_arm", pos=(0, 0, 2))
-    upper.add_joint(
-        name="shoulder", type=_HINGE, axis=(0, 1, 0), damping=_DAMPING
-    )
+    upper.add_joint(name="shoulder", type=_HINGE, axis=(0, 1, 0), damping=_DAMPING)
     upper.add_geom(
         name="upper_arm_decoration",
         type=mujoco.mjtGeom.mjGEOM_CYLINDER,
@@ -57,14 +61,22 @@ def make_spec() -> mujoco.MjSpec:
         mass=0,
     )
     upper.add_geom(
-        name="upper_arm", type=_CAPSULE, fromto=(0, 0, 0, 0, 0, 1),
-        size=(0.05, 0, 0), material="self", mass=1,
+        name="upper_arm",
+        type=_CAPSULE,
+        fromto=(0, 0, 0, 0, 0, 1),
+        size=(0.05, 0, 0),
+        material="self",
+        mass=1,
     )
     lower = upper.add_body(name="lower_arm", pos=(0, 0, 1))
     lower.add_joint(name="elbow", type=_HINGE, axis=(0, 1, 0), damping=_DAMPING)
     lower.add_geom(
-        name="lower_arm", type=_CAPSULE, fromto=(0, 0, 0, 0, 0, 1),
-        size=(0.049, 0, 0), material="self", mass=1,
+        name="lower_arm",
+        type=_CAPSULE,
+        fromto=(0, 0, 0, 0, 0, 1),
+        size=(0.049, 0, 0),
+        material="self",
+        mass=1,
     )
     lower.add_site(name="tip", pos=(0, 0, 1), size=(0.01, 0.005, 0.005))
 

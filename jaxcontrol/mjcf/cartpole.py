@@ -72,12 +72,18 @@ def make_spec(num_poles: int = 1) -> mujoco.MjSpec:
         pos=(0, lookat_y, 2),
     )
     world.add_geom(
-        name="floor", type=_PLANE, pos=(0, 0, floor_z), size=(4, 4, 0.2),
+        name="floor",
+        type=_PLANE,
+        pos=(0, 0, floor_z),
+        size=(4, 4, 0.2),
         material="grid",
     )
     for name, y in (("rail1", 0.07), ("rail2", -0.07)):
         rail = world.add_geom(
-            name=name, type=_CAPSULE, pos=(0, y, 1), size=(0.02, 2, 0),
+            name=name,
+            type=_CAPSULE,
+            pos=(0, y, 1),
+            size=(0.02, 2, 0),
             material="decoration",
         )
         rail.alt.type = _ZAXIS
@@ -93,9 +99,7 @@ def make_spec(num_poles: int = 1) -> mujoco.MjSpec:
         solref_limit=(0.08, 1),
         damping=(5e-4, 0, 0),
     )
-    cart.add_geom(
-        name="cart", type=_BOX, size=(0.2, 0.15, 0.1), material="self", mass=1
-    )
+    cart.add_geom(name="cart", type=_BOX, size=(0.2, 0.15, 0.1), material="self", mass=1)
     parent = _add_pole(cart, 1, pos=(0, 0, 0))
     for index in range(2, num_poles + 1):
         parent = _add_pole(parent, index, pos=(0, 0, 1))

@@ -62,9 +62,7 @@ def add_textures(spec: mujoco.MjSpec) -> None:
 
 def add_materials(spec: mujoco.MjSpec) -> None:
     """Adds the 'grid' floor material and the named colour materials."""
-    grid = spec.add_material(
-        name="grid", texrepeat=(1.0, 1.0), texuniform=True, reflectance=0.2
-    )
+    grid = spec.add_material(name="grid", texrepeat=(1.0, 1.0), texuniform=True, reflectance=0.2)
     grid.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
     for name, rgba in MATERIAL_RGBA.items():
         spec.add_material(name=name, rgba=rgba)

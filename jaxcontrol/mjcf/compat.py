@@ -45,4 +45,3 @@ def put_model(mj_model: mujoco.MjModel, **kwargs: Any) -> mjx.Model:
         **kwargs: Passed on to `mujoco.mjx.put_model` (e.g. `device`, `impl`).
     """
     return mjx.put_model(to_mjx_compatible(mj_model), **kwargs)
-

@@ -34,9 +34,7 @@ def make_spec() -> mujoco.MjSpec:
     )
 
     pole = world.add_body(name="pole", pos=(0, 0, 0.6))
-    pole.add_joint(
-        name="hinge", type=_HINGE, axis=(0, 1, 0), damping=(0.1, 0, 0)
-    )
+    pole.add_joint(name="hinge", type=_HINGE, axis=(0, 1, 0), damping=(0.1, 0, 0))
     pole.add_geom(
         name="base",
         type=_CYLINDER,

@@ -32,13 +32,14 @@ def make_spec() -> mujoco.MjSpec:
     world.add_light(name="light", pos=(0, 0, 1))
     world.add_camera(name="fixed", pos=(0, 0, 0.75), quat=(1, 0, 0, 0))
     world.add_geom(
-        name="ground", type=_PLANE, pos=(0, 0, 0), size=(0.3, 0.3, 0.1),
+        name="ground",
+        type=_PLANE,
+        pos=(0, 0, 0),
+        size=(0.3, 0.3, 0.1),
         material="grid",
     )
     for name, pos, normal, size in _WALLS:
-        wall = world.add_geom(
-            name=name, type=_PLANE, pos=pos, size=size, material="decoration"
-        )
+        wall = world.add_geom(name=name, type=_PLANE, pos=pos, size=size, material="decoration")
         wall.alt.type = _ZAXIS
         wall.alt.zaxis = normal
 
@@ -57,11 +58,17 @@ def make_spec() -> mujoco.MjSpec:
             damping=(1, 0, 0),
         )
     body.add_geom(
-        name="pointmass", type=_SPHERE, size=(0.01, 0, 0), material="self",
+        name="pointmass",
+        type=_SPHERE,
+        size=(0.01, 0, 0),
+        material="self",
         mass=0.3,
     )
     world.add_geom(
-        name="target", type=_SPHERE, pos=(0, 0, 0.01), size=(0.015, 0, 0),
+        name="target",
+        type=_SPHERE,
+        pos=(0, 0, 0.01),
+        size=(0.015, 0, 0),
         material="target",
     )
 

@@ -59,7 +59,8 @@ class Balance(Task):
     def get_reward(self, physics, variables):
         target_radius = float(physics.named.mj_model.site_size["target", 0])
         return rewards.tolerance(
-            to_target(physics), bounds=(0, target_radius), margin=0 if self.sparse else 1)
+            to_target(physics), bounds=(0, target_radius), margin=0 if self.sparse else 1
+        )
 
 
 REGISTRY.add("acrobot", "swingup", Balance(sparse=False), tags=("benchmarking",))

@@ -64,7 +64,8 @@ class Balance(Task):
         else:
             qpos = qpos.at["slider"].set(jax.random.uniform(k_slider, minval=-0.1, maxval=0.1))
             qpos = qpos.at[1:].set(
-                jax.random.uniform(k_poles, (nv - 1,), minval=-0.034, maxval=0.034))
+                jax.random.uniform(k_poles, (nv - 1,), minval=-0.034, maxval=0.034)
+            )
         qvel = 0.01 * jax.random.normal(k_vel, (nv,))
         return physics.data.replace(qpos=qpos.array, qvel=qvel), {}
 
@@ -78,12 +79,14 @@ class Balance(Task):
         if self.sparse:
             cart_in_bounds = rewards.tolerance(cart_position(physics), _CART_RANGE)
             angle_in_bounds = rewards.tolerance(
-                pole_angle_cosine(physics), _ANGLE_COSINE_RANGE).prod()
+                pole_angle_cosine(physics), _ANGLE_COSINE_RANGE
+            ).prod()
             return cart_in_bounds * angle_in_bounds
         upright = (pole_angle_cosine(physics) + 1) / 2
         centered = (1 + rewards.tolerance(cart_position(physics), margin=2)) / 2
         small_control = rewards.tolerance(
-            physics.control(), margin=1, value_at_margin=0, sigmoid="quadratic")[0]
+            physics.control(), margin=1, value_at_margin=0, sigmoid="quadratic"
+        )[0]
         small_control = (4 + small_control) / 5
         small_velocity = rewards.tolerance(angular_vel(physics), margin=5).min()
         small_velocity = (1 + small_velocity) / 2

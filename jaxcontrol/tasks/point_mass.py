@@ -63,7 +63,8 @@ class PointMass(Task):
     def initialize_episode(self, physics, key):
         joint_key, gain_key = jax.random.split(key)
         qpos = randomizers.randomize_limited_and_rotational_joints(
-            physics.mj_model, joint_key, physics.data.qpos)
+            physics.mj_model, joint_key, physics.data.qpos
+        )
         variables = {}
         if self.randomize_gains:
             dir1, dir2 = random_actuation_directions(gain_key, qpos.dtype)
@@ -84,7 +85,9 @@ class PointMass(Task):
         lo, hi = m.actuator_ctrlrange.T
         force = m.actuator_gear[:, 0] * jnp.clip(action, lo, hi)
         # Tendon t_i wraps joints (root_x, root_y) in order: rows are tendons.
-        mixing = variables["wrap_prm"].reshape(m.ntendon, m.nv) - m.wrap_prm.reshape(m.ntendon, m.nv)
+        mixing = variables["wrap_prm"].reshape(m.ntendon, m.nv) - m.wrap_prm.reshape(
+            m.ntendon, m.nv
+        )
         return data.replace(qfrc_applied=force @ mixing)
 
     def get_observation(self, physics, variables):
@@ -96,9 +99,11 @@ class PointMass(Task):
     def get_reward(self, physics, variables):
         target_size = float(physics.named.mj_model.geom_size["target", 0])
         near_target = rewards.tolerance(
-            mass_to_target_dist(physics), bounds=(0, target_size), margin=target_size)
+            mass_to_target_dist(physics), bounds=(0, target_size), margin=target_size
+        )
         control_reward = rewards.tolerance(
-            physics.control(), margin=1, value_at_margin=0, sigmoid="quadratic").mean()
+            physics.control(), margin=1, value_at_margin=0, sigmoid="quadratic"
+        ).mean()
         small_control = (control_reward + 4) / 5
         return near_target * small_control
 
