@@ -1,0 +1,194 @@
+"""Training throughput of the learners, and wall-clock time to a published score.
+
+Measures, for one agent on one task:
+
+* env steps/s during training (compiled chunks, after one warm-up chunk);
+* the fraction of a chunk's time spent stepping the environments: the same
+  number of batched AutoReset steps (zero actions) timed alone, divided by the
+  chunk's time; the rest is policy inference and learning;
+* with ``--time-to-score``: wall-clock seconds until the deterministic policy's
+  mean return over ``--eval-episodes`` reaches the D4PG ``after_1e8_steps``
+  score of ``shared/reference/dmc_baselines.csv`` for the task (845.5 on
+  cartpole-swingup), evaluating every ``--eval-every`` chunks. Compile time is
+  included; evaluation time is reported apart and excluded.
+
+    python benchmarks/train_speed.py --agent ppo --env cartpole-balance
+    python benchmarks/train_speed.py --agent ppo --env cartpole-swingup --time-to-score \\
+        --max-minutes 30 --set num_envs=256
+
+Prints one JSON object per measurement (and appends it to ``--out`` if given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxcontrol
+from jaxcontrol.agents.cli import build_config
+from jaxcontrol.agents.common.evaluation import evaluate
+from jaxcontrol.agents.common.venv import batched_env
+from jaxcontrol.agents.registry import get_agent
+
+BASELINES = os.path.join(
+    os.path.dirname(__file__), "..", "..", "shared", "reference", "dmc_baselines.csv"
+)
+
+
+def d4pg_score(domain: str, task: str, path: str = BASELINES) -> float:
+    """The D4PG after_1e8_steps mean return of a task from the reference CSV."""
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if (row["table"], row["domain"], row["task"]) == ("after_1e8_steps", domain, task):
+                return float(row["d4pg_mean"])
+    raise KeyError(f"{domain}-{task} not in {path}")
+
+
+def env_only_seconds(env, num_envs: int, steps: int, repeats: int = 3) -> float:
+    """Seconds to take ``steps`` batched AutoReset steps of ``num_envs`` envs (best of repeats)."""
+    venv = batched_env(env)
+    action = jnp.zeros((num_envs, env.action_spec().shape[0]))
+    run = jax.jit(
+        lambda s: jax.lax.scan(lambda s, _: (venv.step(s, action), None), s, None, length=steps)[0]
+    )
+    state = jax.block_until_ready(run(venv.reset(jax.random.PRNGKey(0), num_envs)))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        state = jax.block_until_ready(run(state))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure_speed(agent: str, env, config, chunks: int) -> dict:
+    """Steps/s of training chunks and the env's share of their time."""
+    learner = get_agent(agent).make_learner(config, env)
+    start = time.perf_counter()
+    state = jax.block_until_ready(jax.jit(learner.init)(jax.random.PRNGKey(0)))
+    run_chunk = jax.jit(learner.run_chunk, donate_argnums=0).lower(state).compile()
+    compile_seconds = time.perf_counter() - start
+    state, _ = run_chunk(state)  # warm-up
+    jax.block_until_ready(state)
+    start = time.perf_counter()
+    for _ in range(chunks):
+        state, metrics = run_chunk(state)
+    jax.block_until_ready(metrics)
+    chunk_seconds = (time.perf_counter() - start) / chunks
+    steps_per_iteration = config.num_envs
+    env_seconds = env_only_seconds(
+        env, config.num_envs, learner.env_steps_per_chunk // steps_per_iteration
+    )
+    return {
+        "measure": "speed",
+        "agent": agent,
+        "num_envs": config.num_envs,
+        "env_steps_per_chunk": learner.env_steps_per_chunk,
+        "steps_per_second": learner.env_steps_per_chunk / chunk_seconds,
+        "env_only_steps_per_second": learner.env_steps_per_chunk / env_seconds,
+        "env_fraction": min(1.0, env_seconds / chunk_seconds),
+        "init_and_compile_seconds": compile_seconds,
+    }
+
+
+def time_to_score(
+    agent: str, env, config, target: float, eval_every: int, episodes: int, max_minutes: float
+) -> dict:
+    """Trains until the evaluation mean reaches ``target`` or time runs out."""
+    learner = get_agent(agent).make_learner(config, env)
+    evaluate_fn = jax.jit(lambda p, k: evaluate(env, learner.policy, p, k, episodes))
+    start = time.perf_counter()
+    eval_seconds, history = 0.0, []
+    state = jax.jit(learner.init)(jax.random.PRNGKey(0))
+    run_chunk = jax.jit(learner.run_chunk, donate_argnums=0).lower(state).compile()
+    reached = None
+    for chunk in range(learner.num_chunks):
+        state, _ = run_chunk(state)
+        if (chunk + 1) % eval_every and chunk + 1 != learner.num_chunks:
+            continue
+        jax.block_until_ready(state)
+        eval_start = time.perf_counter()
+        returns = np.asarray(
+            evaluate_fn(learner.policy_params(state), jax.random.PRNGKey(1000 + chunk))
+        )
+        eval_seconds += time.perf_counter() - eval_start
+        steps = learner.env_steps_at_init + (chunk + 1) * learner.env_steps_per_chunk
+        train_seconds = time.perf_counter() - start - eval_seconds
+        history.append((steps, float(returns.mean()), train_seconds))
+        print(
+            f"  {steps:>10d} steps  {train_seconds:7.1f} s  eval {returns.mean():7.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
+        if returns.mean() >= target:
+            reached = history[-1]
+            break
+        if train_seconds > 60 * max_minutes:
+            break
+    return {
+        "measure": "time_to_score",
+        "agent": agent,
+        "target": target,
+        "reached": reached is not None,
+        "seconds": reached[2] if reached else None,
+        "env_steps": reached[0] if reached else history[-1][0],
+        "best_eval": max(h[1] for h in history),
+        "eval_seconds": eval_seconds,
+        "eval_episodes": episodes,
+        "history": history,
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--agent", default="ppo")
+    p.add_argument("--env", default="cartpole-balance")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--steps", type=float, default=1e6, help="budget (time-to-score)")
+    p.add_argument("--chunks", type=int, default=3, help="timed chunks (speed)")
+    p.add_argument("--time-to-score", action="store_true")
+    p.add_argument("--eval-every", type=int, default=5)
+    p.add_argument("--eval-episodes", type=int, default=20)
+    p.add_argument("--max-minutes", type=float, default=30.0)
+    p.add_argument("--out", help="append JSON lines here")
+    args = p.parse_args(argv)
+    domain, task = args.env.split("-")
+    env = jaxcontrol.load(domain, task)
+    config = build_config(args.agent, int(args.steps), args.set)
+    info = {
+        "env": args.env,
+        "device": str(jax.devices()[0].platform),
+        "device_count": jax.device_count(),
+        "cpu_count": os.cpu_count(),
+        "config": dataclasses.asdict(config),
+    }
+    if args.time_to_score:
+        result = time_to_score(
+            args.agent,
+            env,
+            config,
+            d4pg_score(domain, task),
+            args.eval_every,
+            args.eval_episodes,
+            args.max_minutes,
+        )
+    else:
+        result = measure_speed(args.agent, env, config, args.chunks)
+    line = json.dumps({**result, **info})
+    print(line)
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write(line + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Pieces shared by the learners: replay, running statistics, returns, evaluation."""

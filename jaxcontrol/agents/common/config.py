@@ -1,0 +1,52 @@
+"""Helpers for the learners' frozen config dataclasses."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping, TypeVar
+
+C = TypeVar("C")
+
+
+def config_from_dict(cls: type[C], values: Mapping[str, Any]) -> C:
+    """Builds a config dataclass, rejecting unknown fields by name.
+
+    Args:
+      cls: a frozen dataclass type.
+      values: field values; lists are turned into tuples (JSON round trip).
+
+    Returns:
+      An instance of ``cls``.
+
+    Raises:
+      ValueError: if ``values`` names a field ``cls`` does not have.
+    """
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(
+            f"unknown {cls.__name__} field(s): {', '.join(unknown)}; "
+            f"valid fields are: {', '.join(sorted(names))}"
+        )
+    fixed = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+    return cls(**fixed)
+
+
+def replace(config: C, **changes: Any) -> C:
+    """Like ``dataclasses.replace`` but with a clear error for unknown fields."""
+    return config_from_dict(type(config), {**dataclasses.asdict(config), **changes})
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    """A JSON-friendly dict of a config dataclass."""
+    return {
+        k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
+    }
+
+
+def check_positive(config: Any, *names: str) -> None:
+    """Raises ValueError unless each named field is > 0."""
+    for name in names:
+        value = getattr(config, name)
+        if not value > 0:
+            raise ValueError(f"{type(config).__name__}.{name} must be > 0, got {value!r}")

@@ -1,0 +1,70 @@
+"""PPO configuration."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from jaxcontrol.agents.common.config import check_positive
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig:
+    """PPO hyperparameters; an unknown field is a TypeError at construction.
+
+    Attributes:
+      total_env_steps: training budget (rounded up to whole chunks).
+      num_envs: parallel environments E.
+      unroll_length: rollout length T per update; an update uses T * E steps.
+      num_minibatches: minibatches per epoch (must divide T * E).
+      update_epochs: passes over each rollout.
+      learning_rate: Adam step size.
+      max_grad_norm: global gradient-norm clip.
+      gamma: discount.
+      gae_lambda: GAE lambda.
+      clip_eps: policy ratio clip.
+      clip_value: also clip the value loss around the old values.
+      value_clip_eps: clip range for the value loss when ``clip_value``.
+      value_coef: weight of the value loss.
+      entropy_coef: weight of the entropy bonus.
+      reward_scale: rewards are multiplied by this before learning.
+      normalize_observations: standardise observations with running stats.
+      normalize_advantages: standardise advantages per minibatch.
+      hidden_sizes: MLP widths of both policy and value networks.
+      init_log_std: initial log standard deviation of the policy.
+      updates_per_chunk: updates per jitted chunk (progress/checkpoint grain).
+    """
+
+    total_env_steps: int = 1_000_000
+    num_envs: int = 128
+    unroll_length: int = 32
+    num_minibatches: int = 4
+    update_epochs: int = 8
+    learning_rate: float = 1e-3
+    max_grad_norm: float = 0.5
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    clip_value: bool = False
+    value_clip_eps: float = 0.2
+    value_coef: float = 0.5
+    entropy_coef: float = 0.0
+    reward_scale: float = 0.1
+    normalize_observations: bool = True
+    normalize_advantages: bool = True
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    init_log_std: float = -0.5
+    updates_per_chunk: int = 10
+
+    def __post_init__(self):
+        check_positive(
+            self,
+            "total_env_steps",
+            "num_envs",
+            "unroll_length",
+            "num_minibatches",
+            "update_epochs",
+            "learning_rate",
+            "updates_per_chunk",
+        )
+        if (self.num_envs * self.unroll_length) % self.num_minibatches:
+            raise ValueError("num_envs * unroll_length must be divisible by num_minibatches")

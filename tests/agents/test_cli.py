@@ -1,0 +1,183 @@
+"""``jaxcontrol train`` / ``evaluate``: errors, outputs, resume, re-evaluation."""
+
+import json
+import os
+
+import pytest
+
+from jaxcontrol.agents import cli
+from jaxcontrol.agents.common import run as run_lib
+from jaxcontrol.agents.common.run import WALL_FIELDS
+
+# One xdist worker per module, so module-scoped fixtures build once under
+# `pytest -n 2 --dist loadgroup`.
+pytestmark = pytest.mark.xdist_group("agents_cli")
+
+# 2 chunks of 4 PPO updates of 16 envs x 16 steps on the real cartpole.
+TINY_PPO = [
+    "--agent",
+    "ppo",
+    "--env",
+    "cartpole-balance",
+    "--steps",
+    "2048",
+    "--set",
+    "num_envs=16",
+    "--set",
+    "unroll_length=16",
+    "--set",
+    "num_minibatches=2",
+    "--set",
+    "updates_per_chunk=4",
+    "--set",
+    "hidden_sizes=8,8",
+    "--eval-episodes",
+    "2",
+    "--checkpoint-every",
+    "4",
+    "--no-progress",
+]
+
+
+def _one_error_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    return err[0]
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--env", "cartpole-nope", "--agent", "ppo", "--steps", "10"], "unknown env"),
+        (["--env", "cartpole", "--agent", "ppo", "--steps", "10"], "unknown env"),
+        (["--env", "cartpole-balance", "--agent", "dqn", "--steps", "10"], "unknown agent"),
+        (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "0"], "positive"),
+        (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "-5"], "positive"),
+        (
+            ["--env", "cartpole-balance", "--agent", "ppo", "--steps", "10", "--set", "nmu_envs=3"],
+            "unknown ppo config field 'nmu_envs'",
+        ),
+        (
+            [
+                "--env",
+                "cartpole-balance",
+                "--agent",
+                "sac",
+                "--steps",
+                "10",
+                "--set",
+                "batch_size=0",
+            ],
+            "batch_size must be > 0",
+        ),
+        (["--env", "cartpole-balance", "--agent", "ppo"], "required"),
+        (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "10", "--resume"], "no run"),
+        (
+            ["--env", "cartpole-balance", "--agent", "ppo", "--steps", "10", "--devices", "64"],
+            "devices exist",
+        ),
+    ],
+)
+def test_bad_flags_fail_with_one_line_and_write_nothing(args, expected, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert cli.train_main([*args, "--out", str(out)]) == 2
+    assert expected in _one_error_line(capsys)
+    assert not out.exists()
+
+
+def test_unwritable_out(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    rc = cli.train_main(
+        [
+            "--env",
+            "cartpole-balance",
+            "--agent",
+            "ppo",
+            "--steps",
+            "10",
+            "--out",
+            str(blocker / "run"),
+        ]
+    )
+    assert rc == 2 and "cannot write to --out" in _one_error_line(capsys)
+
+
+def test_evaluate_without_run(tmp_path, capsys):
+    assert cli.evaluate_main([str(tmp_path)]) == 2
+    assert "no run" in _one_error_line(capsys)
+
+
+class Interrupt(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory, xla_cache):
+    """One tiny PPO run on the real cartpole through the CLI (2 chunks)."""
+    del xla_cache
+    out = str(tmp_path_factory.mktemp("cli") / "straight")
+    assert cli.train_main([*TINY_PPO, "--out", out]) == 0
+    return out
+
+
+def test_train_writes_outputs(straight_run):
+    for name in ("run.json", "metrics.jsonl", "learning_curve.png", "eval.json"):
+        assert os.path.getsize(os.path.join(straight_run, name)) > 0, name
+    with open(os.path.join(straight_run, "eval.json")) as f:
+        result = json.load(f)
+    assert {"mean_return", "stderr", "episodes", "env_steps", "wall_seconds"} <= set(result)
+    assert result["episodes"] == 2 and result["env_steps"] == 2048
+    assert 0.0 <= result["mean_return"] <= 1000.0
+    assert len(run_lib.read_metrics(straight_run)) == 2
+    assert sorted(os.listdir(os.path.join(straight_run, "checkpoints"))) == ["1", "2"]
+
+
+def test_existing_run_and_mismatched_resume_are_refused(straight_run, capsys):
+    with open(os.path.join(straight_run, "eval.json")) as f:
+        before = f.read()
+    assert cli.train_main([*TINY_PPO, "--out", straight_run]) == 2
+    assert "already holds a run" in _one_error_line(capsys)
+    assert (
+        cli.train_main([*TINY_PPO, "--set", "learning_rate=0.5", "--out", straight_run, "--resume"])
+        == 2
+    )
+    assert "learning_rate" in _one_error_line(capsys)
+    assert cli.train_main([*TINY_PPO, "--seed", "4", "--out", straight_run, "--resume"]) == 2
+    assert "seed" in _one_error_line(capsys)
+    with open(os.path.join(straight_run, "eval.json")) as f:
+        assert f.read() == before
+
+
+def test_evaluate_rewrites_eval_json(straight_run):
+    os.unlink(os.path.join(straight_run, "eval.json"))
+    # Same episode count as training's evaluation: the compiled program is reused.
+    assert cli.evaluate_main([straight_run, "--episodes", "2"]) == 0
+    with open(os.path.join(straight_run, "eval.json")) as f:
+        again = json.load(f)
+    assert again["episodes"] == 2 and again["env_steps"] == 2048
+
+
+@pytest.mark.slow
+def test_cli_resume_on_real_env_is_bit_identical(straight_run, tmp_path, monkeypatch):
+    broken = str(tmp_path / "broken")
+    real_loop = run_lib.train_loop
+
+    def crashing_loop(*args, **kwargs):
+        def crash(chunk, _):
+            if chunk == 0:
+                raise Interrupt()
+
+        return real_loop(*args, **{**kwargs, "on_chunk": crash})
+
+    monkeypatch.setattr(run_lib, "train_loop", crashing_loop)
+    with pytest.raises(Interrupt):
+        cli.train_main([*TINY_PPO, "--out", broken])
+    monkeypatch.setattr(run_lib, "train_loop", real_loop)
+    assert cli.train_main([*TINY_PPO, "--out", broken, "--resume"]) == 0
+    strip = lambda lines: [{k: v for k, v in l.items() if k not in WALL_FIELDS} for l in lines]
+    assert strip(run_lib.read_metrics(straight_run)) == strip(run_lib.read_metrics(broken))
+    with open(os.path.join(broken, "eval.json")) as f:
+        resumed = json.load(f)
+    with open(os.path.join(straight_run, "eval.json")) as f:
+        assert json.load(f)["returns"] == resumed["returns"]
