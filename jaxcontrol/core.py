@@ -183,8 +183,7 @@ class Env:
 
     # ----- dynamics ---------------------------------------------------------------
 
-    def _physics(self, data: mjx.Data, variables) -> Physics:
-        del variables  # per-episode model parameters will enter here
+    def _physics(self, data: mjx.Data) -> Physics:
         return Physics(self.mjx_model, data, self.names)
 
     def reset(self, key: jax.Array) -> State:
@@ -195,7 +194,7 @@ class Env:
         return self._restart(data, variables, next_key)
 
     def _restart(self, data, variables, key) -> State:
-        physics = self._physics(data, variables)
+        physics = self._physics(data)
         data = physics_lib.forward_without_actuation(physics.model, data)
         physics = dataclasses.replace(physics, data=data)
         dtype = _float_dtype()
@@ -256,7 +255,7 @@ class Env:
         state, the reward is 0 and `diverged` is set.
         """
         action = self._check_action(action)
-        physics = self._physics(state.data, state.variables)
+        physics = self._physics(state.data)
         data = self.task.before_step(physics, action, state.variables)
         stepped = physics_lib.step(physics.model, data, self.n_sub_steps, self.task.sync)
         finite = physics_lib.is_finite(stepped)
