@@ -259,7 +259,7 @@ class Env:
         data = self.task.before_step(physics, action, state.variables)
         stepped = physics_lib.step(physics.model, data, self.n_sub_steps, self.task.sync)
         finite = physics_lib.is_finite(stepped)
-        data = jax.tree.map(lambda new, old: jnp.where(finite, new, old), stepped, data)
+        data = jax.tree.map(lambda new, old: jnp.where(finite, new, old), stepped, state.data)
         physics = dataclasses.replace(physics, data=data)
 
         dtype = _float_dtype()

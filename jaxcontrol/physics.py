@@ -5,8 +5,10 @@ position- and velocity-dependent quantity (`xpos`, `xmat`, sites, tendons,
 position sensors) describes the *current* `qpos`/`qvel`, while acceleration
 quantities (touch and force sensors, `qacc`) belong to the transition just taken.
 A plain `mjx.step` leaves them one step stale. `step` below reproduces
-dm_control by running the substeps and then only the cheap synchronisation a
-task asks for (`sync_kinematics` by default), never a second full forward pass.
+dm_control without a second full forward pass: each substep ends with the
+kinematics of its new `qpos`, and the next substep's forward pass starts from
+them instead of computing them again. After the last substep, a task adds only
+the rest of the synchronisation that it reads (nothing more by default).
 
 Named indexing mirrors dm_control's `physics.named.data.qpos['slider']` and
 `physics.named.data.xmat['pole_1', 'zz']`. Names resolve to NumPy indices at
@@ -303,13 +305,13 @@ class Physics:
 
 
 def sync_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-    """Recomputes body, geom and site poses for the current qpos (cheap)."""
-    return mjx.kinematics(model, data)
+    """Nothing to add: `step` leaves body, geom and site poses current."""
+    del model
+    return data
 
 
 def sync_position(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-    """Kinematics plus centres of mass, cameras, tendons and position sensors."""
-    data = mjx.kinematics(model, data)
+    """Centres of mass, cameras, tendons and position sensors (poses are current)."""
     data = mjx.com_pos(model, data)
     data = mjx.camlight(model, data)
     data = mjx.tendon(model, data)
@@ -318,24 +320,77 @@ def sync_position(model: mjx.Model, data: mjx.Data) -> mjx.Data:
 
 def sync_full(model: mjx.Model, data: mjx.Data) -> mjx.Data:
     """Everything `mj_step1` recomputes: positions, velocities and their sensors."""
-    data = mjx.fwd_position(model, data)
+    data = _position_after_kinematics(model, data)
     data = mjx.sensor_pos(model, data)
     data = mjx.fwd_velocity(model, data)
     return mjx.sensor_vel(model, data)
+
+
+def _position_after_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+    """`mjx.fwd_position` minus its opening `kinematics` (MuJoCo 3.17's stage order)."""
+    data = mjx.com_pos(model, data)
+    data = mjx.camlight(model, data)
+    data = mjx.tendon(model, data)
+    data = mjx.crb(model, data)
+    data = mjx.tendon_armature(model, data)
+    data = mjx.factor_m(model, data)
+    data = mjx.collision(model, data)
+    data = mjx.make_constraint(model, data)
+    return mjx.transmission(model, data)
+
+
+def forward_after_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+    """`mjx.forward` for data whose kinematics already match its `qpos`.
+
+    The same stages as `mjx.forward` in MuJoCo 3.17 (pinned), in the same order,
+    without the opening `kinematics` pass. A test checks it against
+    `mjx.forward` for every model in the registry.
+    """
+    data = _position_after_kinematics(model, data)
+    data = mjx.sensor_pos(model, data)
+    data = mjx.fwd_velocity(model, data)
+    data = mjx.sensor_vel(model, data)
+    data = mjx.fwd_actuation(model, data)
+    data = mjx.fwd_acceleration(model, data)
+    if data._impl.efc_J.size == 0:  # no constraint rows: mjx.forward skips the solver too
+        return data.replace(qacc=data.qacc_smooth)
+    data = mjx.solve(model, data)
+    return mjx.sensor_acc(model, data)
+
+
+_INTEGRATORS = {
+    mujoco.mjtIntegrator.mjINT_EULER: mjx.euler,
+    mujoco.mjtIntegrator.mjINT_RK4: mjx.rungekutta4,
+    mujoco.mjtIntegrator.mjINT_IMPLICITFAST: mjx.implicit,
+}
+
+
+def _substep(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+    """`mjx.step` from current kinematics, ending with the kinematics of the new `qpos`."""
+    integrate = _INTEGRATORS.get(model.opt.integrator)
+    if integrate is None:
+        valid = ", ".join(i.name for i in _INTEGRATORS)
+        raise ValueError(f"MJX cannot integrate with {model.opt.integrator}; use one of {valid}")
+    data = integrate(model, forward_after_kinematics(model, data))
+    return mjx.kinematics(model, data)
 
 
 def step(model: mjx.Model, data: mjx.Data, n_sub_steps: int, sync: Sync) -> mjx.Data:
     """Advances `n_sub_steps` physics steps, then synchronises derived fields.
 
     Equivalent to dm_control's `Physics.step(n_sub_steps)` (legacy step): the
-    state trajectory of `n_sub_steps` `mj_step`s, followed by `sync` in place of
-    `mj_step1`.
+    state trajectory of `n_sub_steps` `mj_step`s, followed by `mj_step1`'s
+    kinematics and then `sync` for the rest of `mj_step1` a task reads.
+
+    `data`'s kinematics (`xpos`, `xmat`, geom and site poses) must match its
+    `qpos`, as after `reset`, `set_state` or a previous `step`; each substep
+    then skips the kinematics pass that opens `mjx.forward`.
     """
     if n_sub_steps == 1:
-        data = mjx.step(model, data)
+        data = _substep(model, data)
     else:
         data, _ = jax.lax.scan(
-            lambda d, _: (mjx.step(model, d), None), data, None, length=n_sub_steps
+            lambda d, _: (_substep(model, d), None), data, None, length=n_sub_steps
         )
     return sync(model, data)
 

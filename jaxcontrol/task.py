@@ -44,8 +44,9 @@ class Task:
         """Recomputes what observations and rewards read after a step.
 
         dm_control ends each step with `mj_step1`; a task only pays for the part of
-        it that its observations and reward use. Override for tasks that read
-        tendons, centres of mass, cameras or sensors.
+        it that its observations and reward use. Body, geom and site poses are
+        always current; override (e.g. with `physics.sync_position`) for tasks that
+        read tendons, centres of mass, cameras or sensors.
         """
         return physics_lib.sync_kinematics(model, data)
 
@@ -56,7 +57,11 @@ class Task:
         raise NotImplementedError
 
     def before_step(self, physics: Physics, action: jax.Array, variables: Variables) -> mjx.Data:
-        """Returns the data to step from: dm_control sets the control signal."""
+        """Returns the data to step from: dm_control sets the control signal.
+
+        It must leave `qpos` and the mocap poses unchanged: the step reuses the
+        kinematics that the previous step computed for them.
+        """
         del variables
         return physics.data.replace(ctrl=action)
 
