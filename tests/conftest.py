@@ -29,6 +29,7 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("task", tasks, ids=[f"{d}-{t}" for d, t in tasks], scope="module")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the markers
 def pytest_collection_modifyitems(config, items):
     """Keeps each task's tests on one xdist worker, so its fixtures build once."""
     for item in items:

@@ -8,6 +8,7 @@ run a full episode under jit(vmap) without a NaN.
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -15,6 +16,7 @@ import jaxcontrol
 from jaxcontrol import StepType, equivalence
 
 NUM_ENVS = 1024
+TWINS = 8  # extra environments that replay the first ones (determinism)
 
 
 @pytest.fixture(scope="module")
@@ -32,16 +34,18 @@ def _random_actions(env, key, shape):
     return jax.random.uniform(key, shape + spec.shape, minval=spec.minimum, maxval=spec.maximum)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 2))
-def _reset(env, key, num_envs):
-    return jax.vmap(env.reset)(jax.random.split(key, num_envs))
-
-
 @functools.partial(jax.jit, static_argnums=(0, 2, 3))
 def _rollout(env, key, num_envs, steps):
+    """A random-action episode of num_envs + TWINS environments.
+
+    The last TWINS environments repeat the first TWINS' keys and actions, so one
+    run shows that a trajectory depends on nothing but its key and actions.
+    """
     reset_key, action_key = jax.random.split(key)
-    states = _reset(env, reset_key, num_envs)
+    keys = jax.random.split(reset_key, num_envs)
+    states = jax.vmap(env.reset)(jnp.concatenate([keys, keys[:TWINS]]))
     actions = _random_actions(env, action_key, (steps, num_envs))
+    actions = jnp.concatenate([actions, actions[:, :TWINS]], axis=1)
 
     def body(states, action):
         states = jax.vmap(env.step)(states, action)
@@ -56,12 +60,25 @@ def _rollout(env, key, num_envs, steps):
     return states, jax.lax.scan(body, states, actions)[1]
 
 
+@functools.lru_cache(maxsize=2)
+def _episode(env):
+    # Cached outside pytest's fixture scopes: xdist workers may tear module
+    # fixtures down between a task's tests, and this is the battery's big cost.
+    first, trajectory = _rollout(env, jax.random.key(1), NUM_ENVS, env.episode_length)
+    return first, jax.tree.map(np.asarray, trajectory)
+
+
 @pytest.fixture(scope="module")
 def episode(env):
-    """A full episode of NUM_ENVS environments under random actions."""
-    first = _reset(env, jax.random.key(0), NUM_ENVS)
-    _, trajectory = _rollout(env, jax.random.key(1), NUM_ENVS, env.episode_length)
-    return first, jax.tree.map(np.asarray, trajectory)
+    """A full episode of NUM_ENVS (+ TWINS) environments under random actions."""
+    return _episode(env)
+
+
+def test_task_tests_share_one_xdist_worker(request, task):
+    """Under `--dist loadgroup`, a task's tests form one group, so its rollout runs once."""
+    if not request.config.getvalue("loadgroup"):
+        pytest.skip("not running under pytest-xdist --dist loadgroup")
+    assert request.node.nodeid.endswith("@{}-{}".format(*task)), request.node.nodeid
 
 
 def test_action_spec_matches_dm_control(env, reference):
@@ -88,9 +105,9 @@ def test_timing_matches_dm_control(env, reference):
 def test_observations_conform_to_spec(env, episode):
     first, (observation, *_) = episode
     for key, spec in env.observation_spec().items():
-        assert first.observation[key].shape == (NUM_ENVS,) + spec.shape
+        assert first.observation[key].shape == (NUM_ENVS + TWINS,) + spec.shape
         assert first.observation[key].dtype == spec.dtype
-        assert observation[key].shape == (env.episode_length, NUM_ENVS) + spec.shape
+        assert observation[key].shape == (env.episode_length, NUM_ENVS + TWINS) + spec.shape
 
 
 def test_episode_has_no_nan_and_rewards_in_unit_interval(episode):
@@ -117,15 +134,32 @@ def test_no_observation_stays_constant(episode):
         assert np.all(spread > 0), f"{key} has a constant entry: {spread}"
 
 
+def _assert_twins_match(tree, axis):
+    for leaf in jax.tree.leaves(tree):
+        leaf = np.asarray(leaf)
+        twins = leaf.take(np.arange(NUM_ENVS, NUM_ENVS + TWINS), axis=axis)
+        np.testing.assert_array_equal(twins, leaf.take(np.arange(TWINS), axis=axis))
+
+
 def test_same_key_same_trajectory(env, episode):
-    """A second run from the same key is bit-identical to the first."""
-    _, again = _rollout(env, jax.random.key(1), NUM_ENVS, env.episode_length)
-    for x, y in zip(jax.tree.leaves(episode[1]), jax.tree.leaves(again)):
-        np.testing.assert_array_equal(x, np.asarray(y))
-    first = _reset(env, jax.random.key(0), NUM_ENVS)
-    np.testing.assert_array_equal(first.data.qpos, episode[0].data.qpos)
+    """The same key and actions give a bit-identical trajectory, within a run and across runs."""
+    first, trajectory = episode
+    _assert_twins_match((first.data, first.observation, first.variables), axis=0)
+    _assert_twins_match(trajectory, axis=1)
+    reset = jax.jit(jax.vmap(env.reset))
+    keys = jax.random.split(jax.random.key(2), 16)
+    for x, y in zip(jax.tree.leaves(reset(keys).data), jax.tree.leaves(reset(keys).data)):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_different_keys_give_different_initial_states(episode):
-    qpos = np.asarray(episode[0].data.qpos)
-    assert len({row.tobytes() for row in qpos}) == NUM_ENVS
+    """Distinct keys give distinct initial states, up to chance collisions.
+
+    A one-dimensional float32 draw takes one of about 2**23 values, so 1024 draws
+    collide with probability ~6% (the birthday bound). A handful of collisions is
+    chance; a reused key would collapse the batch to a few states.
+    """
+    states = jax.tree.map(lambda x: x[:NUM_ENVS], episode[0])
+    parts = [states.data.qpos, states.data.qvel, *jax.tree.leaves(states.variables)]
+    rows = np.concatenate([np.asarray(p).reshape(NUM_ENVS, -1) for p in parts], axis=1)
+    assert len({row.tobytes() for row in rows}) >= NUM_ENVS - 4

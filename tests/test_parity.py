@@ -6,6 +6,7 @@ its rollouts, its observations and rewards. Float64 runs in a fresh process
 process mixes dtypes in MJX's module-level constants.
 """
 
+import functools
 import json
 import subprocess
 import sys
@@ -25,6 +26,13 @@ N_RESETS = 1024
 @pytest.fixture(scope="module")
 def float64_report(task):
     """One-step parity on N_STATES states and a whole episode, in float64."""
+    return _float64_report(task)
+
+
+@functools.lru_cache(maxsize=2)
+def _float64_report(task):
+    # Cached outside pytest's fixture scopes: xdist workers may tear module
+    # fixtures down between a task's tests, and each report is a fresh process.
     command = [
         sys.executable,
         "-m",
