@@ -36,7 +36,7 @@ import numpy as np
 import jaxcontrol
 from jaxcontrol.agents.cli import build_config
 from jaxcontrol.agents.common.evaluation import evaluate
-from jaxcontrol.agents.common.venv import batched_env
+from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.registry import get_agent
 
 BASELINES = os.path.join(
@@ -55,7 +55,7 @@ def d4pg_score(domain: str, task: str, path: str = BASELINES) -> float:
 
 def env_only_seconds(env, num_envs: int, steps: int, repeats: int = 3) -> float:
     """Seconds to take ``steps`` batched AutoReset steps of ``num_envs`` envs (best of repeats)."""
-    venv = batched_env(env)
+    venv = training_env(env, num_envs).venv
     action = jnp.zeros((num_envs, env.action_spec().shape[0]))
     run = jax.jit(
         lambda s: jax.lax.scan(lambda s, _: (venv.step(s, action), None), s, None, length=steps)[0]

@@ -9,71 +9,134 @@ observation the transition really ended in (the AutoReset wrapper's
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import Mesh
 
 from jaxcontrol.agents.common import replay as replay_lib
 from jaxcontrol.agents.common import sharding
-from jaxcontrol.agents.common.episodes import track_returns
-from jaxcontrol.agents.common.observations import flatten_observation
+from jaxcontrol.agents.common.learner import chunks_for
 from jaxcontrol.agents.common.returns import n_step_return
-from jaxcontrol.agents.common.venv import is_last
+from jaxcontrol.agents.common.venv import TrainingEnv
 
 
-def empty_row(num_envs: int, obs_size: int, action_size: int) -> dict:
+class Schedule(NamedTuple):
+    """How an off-policy run spends its budget.
+
+    Attributes:
+      prefill_iterations: iterations of random actions before learning; enough
+        for ``learning_starts`` env steps and for one batch of n-step windows.
+      iterations_per_chunk: act-and-learn iterations per jitted chunk.
+      num_chunks: chunks in the run.
+      capacity: replay rows (each row holds one transition per env).
+    """
+
+    prefill_iterations: int
+    iterations_per_chunk: int
+    num_chunks: int
+    capacity: int
+
+
+def schedule(config: Any) -> Schedule:
+    """The schedule of a SAC or D4PG config (the fields they share)."""
+    num_envs = config.num_envs
+    prefill = max(
+        -(-config.learning_starts // num_envs), -(-config.batch_size // num_envs) + config.n_step
+    )
+    per_chunk, num_chunks = chunks_for(
+        max(config.total_env_steps - prefill * num_envs, 1), num_envs, config.iterations_per_chunk
+    )
+    capacity = max(config.replay_capacity // num_envs, prefill + config.n_step)
+    return Schedule(prefill, per_chunk, num_chunks, capacity)
+
+
+def empty_row(env: TrainingEnv) -> dict:
     """A zero row, the template of the replay's layout."""
+    e, d, a = env.num_envs, env.obs_size, env.action_size
     return {
-        "obs": jnp.zeros((num_envs, obs_size), jnp.float32),
-        "action": jnp.zeros((num_envs, action_size), jnp.float32),
-        "reward": jnp.zeros((num_envs,), jnp.float32),
-        "discount": jnp.zeros((num_envs,), jnp.float32),
-        "done": jnp.zeros((num_envs,), jnp.bool_),
-        "next_obs": jnp.zeros((num_envs, obs_size), jnp.float32),
+        "obs": jnp.zeros((e, d), jnp.float32),
+        "action": jnp.zeros((e, a), jnp.float32),
+        "reward": jnp.zeros((e,), jnp.float32),
+        "discount": jnp.zeros((e,), jnp.float32),
+        "done": jnp.zeros((e,), jnp.bool_),
+        "next_obs": jnp.zeros((e, d), jnp.float32),
     }
 
 
 def act_and_store(
-    venv: Any,
-    obs_spec: Any,
+    env: TrainingEnv,
     env_state: Any,
     episode_return: jax.Array,
     replay: replay_lib.Replay,
     action_fn: Callable[[jax.Array], jax.Array],
-    mesh: Mesh | None = None,
 ):
     """Steps every env once with ``action_fn(obs)`` and writes the transitions.
 
     Args:
-      venv: the AutoReset-wrapped env.
-      obs_spec: observation spec (flattening order).
+      env: the training env.
       env_state: batched env state [E].
       episode_return: [E] running returns.
       replay: the buffer.
       action_fn: flat observations [E, D] -> actions [E, A] in [-1, 1].
-      mesh: optional device mesh (envs sharded).
 
     Returns:
       (env_state, episode_return, replay, finished_return_sum, finished_count).
     """
-    obs = flatten_observation(env_state.observation, obs_spec)
-    action = action_fn(obs)
-    env_state = sharding.constrain(venv.step(env_state, action), mesh)
-    done = is_last(env_state)
-    episode_return, finished, count = track_returns(episode_return, env_state.reward, done)
-    row = {
-        "obs": obs,
-        "action": action,
-        "reward": env_state.reward,
-        "discount": env_state.discount,
-        "done": done,
-        "next_obs": flatten_observation(env_state.info["final_observation"], obs_spec),
-    }
+    action = action_fn(env.flatten(env_state.observation))
+    env_state, episode_return, row, finished, count = env.step(env_state, episode_return, action)
     replay = replay_lib.add(replay, row)
-    replay = replay.replace(data=sharding.constrain(replay.data, mesh, axis=1))
+    replay = replay.replace(data=sharding.constrain(replay.data, env.mesh, axis=1))
     return env_state, episode_return, replay, finished, count
+
+
+def start(env: TrainingEnv, plan: Schedule, key: jax.Array):
+    """Resets the envs and fills a fresh replay with random actions.
+
+    Returns:
+      (env_state, episode_return [E], replay).
+    """
+    key_env, key_prefill = jax.random.split(key)
+    env_state = env.reset(key_env)
+    replay = replay_lib.init(empty_row(env), plan.capacity)
+    episode_return = jnp.zeros((env.num_envs,), jnp.float32)
+
+    def body(carry, step_key):
+        env_state, episode_return, replay = carry
+
+        def random_action(obs):
+            shape = (obs.shape[0], env.action_size)
+            return jax.random.uniform(step_key, shape, minval=-1.0, maxval=1.0)
+
+        env_state, episode_return, replay, _, _ = act_and_store(
+            env, env_state, episode_return, replay, random_action
+        )
+        return (env_state, episode_return, replay), None
+
+    keys = jax.random.split(key_prefill, plan.prefill_iterations)
+    (env_state, episode_return, replay), _ = jax.lax.scan(
+        body, (env_state, episode_return, replay), keys
+    )
+    return env_state, episode_return, replay
+
+
+def learn(state: Any, learn_step: Callable, key: jax.Array, steps: int, finished, count):
+    """Runs ``steps`` gradient steps and packs an iteration's metrics.
+
+    Args:
+      state: the learner state.
+      learn_step: ``(state, key) -> (state, metrics)``.
+      key: PRNG key, split once per step.
+      steps: gradient steps this iteration.
+      finished, count: the acting step's finished-episode return sum and count.
+
+    Returns:
+      (state, metrics averaged over the steps, with ``return_sum`` and ``episodes``).
+    """
+    state, metrics = jax.lax.scan(learn_step, state, jax.random.split(key, steps))
+    metrics = jax.tree.map(jnp.mean, metrics)
+    metrics["return_sum"], metrics["episodes"] = finished, count
+    return state, metrics
 
 
 def batch_from_windows(windows: dict, gamma: float) -> dict:
@@ -124,41 +187,3 @@ def sample_batch(
         rows, envs, windows = replay_lib.sample(replay, key, batch_size, n_step)
         weights = jnp.ones((batch_size,), jnp.float32)
     return batch_from_windows(windows, gamma), rows, envs, weights
-
-
-def prefill(
-    venv: Any,
-    obs_spec: Any,
-    env_state: Any,
-    episode_return: jax.Array,
-    replay: replay_lib.Replay,
-    key: jax.Array,
-    iterations: int,
-    action_size: int,
-    mesh: Mesh | None = None,
-):
-    """Fills the replay with ``iterations`` steps of uniformly random actions.
-
-    Returns:
-      (env_state, episode_return, replay).
-    """
-    if iterations <= 0:
-        return env_state, episode_return, replay
-
-    def body(carry, step_key):
-        env_state, episode_return, replay = carry
-
-        def random_action(obs):
-            return jax.random.uniform(
-                step_key, (obs.shape[0], action_size), minval=-1.0, maxval=1.0
-            )
-
-        env_state, episode_return, replay, _, _ = act_and_store(
-            venv, obs_spec, env_state, episode_return, replay, random_action, mesh
-        )
-        return (env_state, episode_return, replay), None
-
-    (env_state, episode_return, replay), _ = jax.lax.scan(
-        body, (env_state, episode_return, replay), jax.random.split(key, iterations)
-    )
-    return env_state, episode_return, replay

@@ -10,11 +10,10 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh
 
-from jaxcontrol.agents.common import offpolicy, replay as replay_lib, sharding
+from jaxcontrol.agents.common import offpolicy, replay as replay_lib
 from jaxcontrol.agents.common.episodes import summarize_chunk
-from jaxcontrol.agents.common.learner import Learner, chunks_for, train_from_learner
-from jaxcontrol.agents.common.observations import flatten_observation, observation_size
-from jaxcontrol.agents.common.venv import batched_env
+from jaxcontrol.agents.common.learner import Learner, train_from_learner
+from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.d4pg import losses
 from jaxcontrol.agents.d4pg.config import D4PGConfig
 from jaxcontrol.agents.d4pg.networks import Actor, CategoricalCritic
@@ -61,47 +60,22 @@ def make_learner(config: D4PGConfig, env: Any, mesh: Mesh | None = None) -> Lear
     Returns:
       The Learner.
     """
-    sharding.check_divisible(config.num_envs, mesh)
-    venv = batched_env(env)
-    obs_spec = env.observation_spec()
-    obs_size = observation_size(obs_spec)
-    action_size = env.action_spec().shape[0]
-    num_envs = config.num_envs
+    env = training_env(env, config.num_envs, mesh)
+    obs_size, action_size = env.obs_size, env.action_size
     actor_net = Actor(action_size, config.actor_hidden_sizes)
     critic_net = CategoricalCritic(config.num_atoms, config.critic_hidden_sizes)
     actor_optimizer = optax.adam(config.learning_rate)
     critic_optimizer = optax.adam(config.learning_rate)
     support = jnp.linspace(config.v_min, config.v_max, config.num_atoms)
-    sigmas = losses.exploration_sigmas(num_envs, config.sigma_min, config.sigma_max)
-    prefill_iterations = max(
-        -(-config.learning_starts // num_envs), -(-config.batch_size // num_envs) + config.n_step
-    )
-    iterations_per_chunk, num_chunks = chunks_for(
-        max(config.total_env_steps - prefill_iterations * num_envs, 1),
-        num_envs,
-        config.iterations_per_chunk,
-    )
-    capacity = max(config.replay_capacity // num_envs, prefill_iterations + config.n_step)
+    sigmas = losses.exploration_sigmas(config.num_envs, config.sigma_min, config.sigma_max)
+    plan = offpolicy.schedule(config)
 
     def init(key: jax.Array) -> D4PGState:
-        key_actor, key_critic, key_env, key_prefill, key_next = jax.random.split(key, 5)
+        key_actor, key_critic, key_start, key_next = jax.random.split(key, 4)
         dummy_obs = jnp.zeros((1, obs_size))
         actor = actor_net.init(key_actor, dummy_obs)["params"]
         critic = critic_net.init(key_critic, dummy_obs, jnp.zeros((1, action_size)))["params"]
-        env_state = sharding.constrain(venv.reset(key_env, num_envs), mesh)
-        replay = replay_lib.init(offpolicy.empty_row(num_envs, obs_size, action_size), capacity)
-        episode_return = jnp.zeros((num_envs,), jnp.float32)
-        env_state, episode_return, replay = offpolicy.prefill(
-            venv,
-            obs_spec,
-            env_state,
-            episode_return,
-            replay,
-            key_prefill,
-            prefill_iterations,
-            action_size,
-            mesh,
-        )
+        env_state, episode_return, replay = offpolicy.start(env, plan, key_start)
         return D4PGState(
             actor=actor,
             critic=critic,
@@ -193,37 +167,33 @@ def make_learner(config: D4PGConfig, env: Any, mesh: Mesh | None = None) -> Lear
             return jnp.clip(action + noise, -1.0, 1.0)
 
         env_state, episode_return, replay, finished, count = offpolicy.act_and_store(
-            venv, obs_spec, state.env_state, state.episode_return, state.replay, explore, mesh
+            env, state.env_state, state.episode_return, state.replay, explore
         )
         state = state.replace(env_state=env_state, episode_return=episode_return, replay=replay)
-        state, metrics = jax.lax.scan(
-            learn_step, state, jax.random.split(key_learn, config.grad_steps_per_iteration)
+        state, metrics = offpolicy.learn(
+            state, learn_step, key_learn, config.grad_steps_per_iteration, finished, count
         )
-        metrics = jax.tree.map(jnp.mean, metrics)
-        metrics["return_sum"], metrics["episodes"] = finished, count
         return state.replace(key=key_next, iterations=state.iterations + 1), metrics
 
     def run_chunk(state: D4PGState):
-        state, metrics = jax.lax.scan(iteration, state, None, length=iterations_per_chunk)
+        state, metrics = jax.lax.scan(iteration, state, None, length=plan.iterations_per_chunk)
         return state, summarize_chunk(metrics, state.iterations)
 
     def policy_params(state: D4PGState):
         return {"actor": state.actor}
 
     def policy(params, observation):
-        return actor_net.apply(
-            {"params": params["actor"]}, flatten_observation(observation, obs_spec)
-        )
+        return actor_net.apply({"params": params["actor"]}, env.flatten(observation))
 
     return Learner(
         init=init,
         run_chunk=run_chunk,
         policy=policy,
         policy_params=policy_params,
-        env_steps_per_chunk=iterations_per_chunk * num_envs,
-        num_chunks=num_chunks,
-        updates_per_chunk=iterations_per_chunk * config.grad_steps_per_iteration,
-        env_steps_at_init=prefill_iterations * num_envs,
+        env_steps_per_chunk=plan.iterations_per_chunk * config.num_envs,
+        num_chunks=plan.num_chunks,
+        updates_per_chunk=plan.iterations_per_chunk * config.grad_steps_per_iteration,
+        env_steps_at_init=plan.prefill_iterations * config.num_envs,
     )
 
 

@@ -11,11 +11,10 @@ import optax
 from jax.sharding import Mesh
 
 from jaxcontrol.agents.common import running_stats, sharding
-from jaxcontrol.agents.common.episodes import summarize_chunk, track_returns
+from jaxcontrol.agents.common.episodes import summarize_chunk
 from jaxcontrol.agents.common.learner import Learner, chunks_for, train_from_learner
-from jaxcontrol.agents.common.observations import flatten_observation, observation_size
 from jaxcontrol.agents.common.returns import gae
-from jaxcontrol.agents.common.venv import batched_env, is_last
+from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.ppo import losses
 from jaxcontrol.agents.ppo.config import PPOConfig
 from jaxcontrol.agents.ppo.networks import GaussianPolicy, ValueFunction, init_params
@@ -55,11 +54,8 @@ def make_learner(config: PPOConfig, env: Any, mesh: Mesh | None = None) -> Learn
     Returns:
       The Learner (see ``jaxcontrol.agents.common.learner``).
     """
-    sharding.check_divisible(config.num_envs, mesh)
-    venv = batched_env(env)
-    obs_spec = env.observation_spec()
-    obs_size = observation_size(obs_spec)
-    action_size = env.action_spec().shape[0]
+    env = training_env(env, config.num_envs, mesh)
+    obs_size, action_size = env.obs_size, env.action_size
     policy_net = GaussianPolicy(action_size, config.hidden_sizes, config.init_log_std)
     value_net = ValueFunction(config.hidden_sizes)
     optimizer = optax.chain(
@@ -80,7 +76,7 @@ def make_learner(config: PPOConfig, env: Any, mesh: Mesh | None = None) -> Learn
     def init(key: jax.Array) -> PPOState:
         key_params, key_env, key_next = jax.random.split(key, 3)
         params = init_params(key_params, policy_net, value_net, obs_size)
-        env_state = sharding.constrain(venv.reset(key_env, num_envs), mesh)
+        env_state = env.reset(key_env)
         return PPOState(
             params=params,
             opt_state=optimizer.init(params),
@@ -93,20 +89,13 @@ def make_learner(config: PPOConfig, env: Any, mesh: Mesh | None = None) -> Learn
 
     def rollout_step(carry, key_action):
         params, stats, env_state, episode_return = carry
-        obs = flatten_observation(env_state.observation, obs_spec)
+        obs = env.flatten(env_state.observation)
         mean, log_std = policy_net.apply({"params": params["policy"]}, normalize(stats, obs))
         raw_action = mean + jnp.exp(log_std) * jax.random.normal(key_action, mean.shape)
-        env_state = sharding.constrain(venv.step(env_state, jnp.clip(raw_action, -1.0, 1.0)), mesh)
-        done = is_last(env_state)
-        episode_return, finished, count = track_returns(episode_return, env_state.reward, done)
-        transition = {
-            "obs": obs,
-            "action": raw_action,
-            "reward": env_state.reward,
-            "discount": env_state.discount,
-            "done": done,
-            "next_obs": flatten_observation(env_state.info["final_observation"], obs_spec),
-        }
+        env_state, episode_return, transition, finished, count = env.step(
+            env_state, episode_return, jnp.clip(raw_action, -1.0, 1.0)
+        )
+        transition["action"] = raw_action
         return (params, stats, env_state, episode_return), (transition, finished, count)
 
     def loss_fn(params, batch):
@@ -206,7 +195,7 @@ def make_learner(config: PPOConfig, env: Any, mesh: Mesh | None = None) -> Learn
         return {"policy": state.params["policy"], "obs_stats": state.obs_stats}
 
     def policy(params, observation):
-        obs = normalize(params["obs_stats"], flatten_observation(observation, obs_spec))
+        obs = normalize(params["obs_stats"], env.flatten(observation))
         mean, _ = policy_net.apply({"params": params["policy"]}, obs)
         return jnp.clip(mean, -1.0, 1.0)
 

@@ -11,11 +11,10 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh
 
-from jaxcontrol.agents.common import offpolicy, replay as replay_lib, running_stats, sharding
+from jaxcontrol.agents.common import offpolicy, replay as replay_lib, running_stats
 from jaxcontrol.agents.common.episodes import summarize_chunk
-from jaxcontrol.agents.common.learner import Learner, chunks_for, train_from_learner
-from jaxcontrol.agents.common.observations import flatten_observation, observation_size
-from jaxcontrol.agents.common.venv import batched_env
+from jaxcontrol.agents.common.learner import Learner, train_from_learner
+from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.sac import losses
 from jaxcontrol.agents.sac.config import SACConfig
 from jaxcontrol.agents.sac.networks import TanhGaussianActor, TwinCritic
@@ -65,27 +64,15 @@ def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learn
     Returns:
       The Learner.
     """
-    sharding.check_divisible(config.num_envs, mesh)
-    venv = batched_env(env)
-    obs_spec = env.observation_spec()
-    obs_size = observation_size(obs_spec)
-    action_size = env.action_spec().shape[0]
-    num_envs = config.num_envs
+    env = training_env(env, config.num_envs, mesh)
+    obs_size, action_size = env.obs_size, env.action_size
     actor_net = TanhGaussianActor(action_size, config.hidden_sizes)
     critic_net = TwinCritic(config.hidden_sizes)
     actor_optimizer = optax.adam(config.actor_learning_rate)
     critic_optimizer = optax.adam(config.critic_learning_rate)
     alpha_optimizer = optax.adam(config.alpha_learning_rate)
     target_entropy = config.target_entropy_scale * action_size
-    prefill_iterations = max(
-        -(-config.learning_starts // num_envs), -(-config.batch_size // num_envs) + config.n_step
-    )
-    iterations_per_chunk, num_chunks = chunks_for(
-        max(config.total_env_steps - prefill_iterations * num_envs, 1),
-        num_envs,
-        config.iterations_per_chunk,
-    )
-    capacity = max(config.replay_capacity // num_envs, prefill_iterations + config.n_step)
+    plan = offpolicy.schedule(config)
 
     def normalize(stats, obs):
         if config.normalize_observations:
@@ -93,28 +80,15 @@ def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learn
         return obs
 
     def init(key: jax.Array) -> SACState:
-        key_actor, key_critic, key_env, key_prefill, key_next = jax.random.split(key, 5)
+        key_actor, key_critic, key_start, key_next = jax.random.split(key, 4)
         dummy_obs = jnp.zeros((1, obs_size))
         actor = actor_net.init(key_actor, dummy_obs)["params"]
         critic = critic_net.init(key_critic, dummy_obs, jnp.zeros((1, action_size)))["params"]
         log_alpha = jnp.asarray(math.log(config.init_alpha), jnp.float32)
-        env_state = sharding.constrain(venv.reset(key_env, num_envs), mesh)
-        replay = replay_lib.init(offpolicy.empty_row(num_envs, obs_size, action_size), capacity)
-        episode_return = jnp.zeros((num_envs,), jnp.float32)
-        env_state, episode_return, replay = offpolicy.prefill(
-            venv,
-            obs_spec,
-            env_state,
-            episode_return,
-            replay,
-            key_prefill,
-            prefill_iterations,
-            action_size,
-            mesh,
-        )
+        env_state, episode_return, replay = offpolicy.start(env, plan, key_start)
         stats = running_stats.init(obs_size)
         if config.normalize_observations:
-            stats = running_stats.update(stats, replay.data["obs"][:prefill_iterations])
+            stats = running_stats.update(stats, replay.data["obs"][: plan.prefill_iterations])
         return SACState(
             actor=actor,
             critic=critic,
@@ -209,7 +183,7 @@ def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learn
             return action
 
         env_state, episode_return, replay, finished, count = offpolicy.act_and_store(
-            venv, obs_spec, state.env_state, state.episode_return, state.replay, explore, mesh
+            env, state.env_state, state.episode_return, state.replay, explore
         )
         stats = state.obs_stats
         if config.normalize_observations:
@@ -219,22 +193,20 @@ def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learn
         state = state.replace(
             env_state=env_state, episode_return=episode_return, replay=replay, obs_stats=stats
         )
-        state, metrics = jax.lax.scan(
-            learn_step, state, jax.random.split(key_learn, config.grad_steps_per_iteration)
+        state, metrics = offpolicy.learn(
+            state, learn_step, key_learn, config.grad_steps_per_iteration, finished, count
         )
-        metrics = jax.tree.map(jnp.mean, metrics)
-        metrics["return_sum"], metrics["episodes"] = finished, count
         return state.replace(key=key_next, iterations=state.iterations + 1), metrics
 
     def run_chunk(state: SACState):
-        state, metrics = jax.lax.scan(iteration, state, None, length=iterations_per_chunk)
+        state, metrics = jax.lax.scan(iteration, state, None, length=plan.iterations_per_chunk)
         return state, summarize_chunk(metrics, state.iterations)
 
     def policy_params(state: SACState):
         return {"actor": state.actor, "obs_stats": state.obs_stats}
 
     def policy(params, observation):
-        obs = normalize(params["obs_stats"], flatten_observation(observation, obs_spec))
+        obs = normalize(params["obs_stats"], env.flatten(observation))
         mean, _ = actor_net.apply({"params": params["actor"]}, obs)
         return jnp.tanh(mean)
 
@@ -243,10 +215,10 @@ def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learn
         run_chunk=run_chunk,
         policy=policy,
         policy_params=policy_params,
-        env_steps_per_chunk=iterations_per_chunk * num_envs,
-        num_chunks=num_chunks,
-        updates_per_chunk=iterations_per_chunk * config.grad_steps_per_iteration,
-        env_steps_at_init=prefill_iterations * num_envs,
+        env_steps_per_chunk=plan.iterations_per_chunk * config.num_envs,
+        num_chunks=plan.num_chunks,
+        updates_per_chunk=plan.iterations_per_chunk * config.grad_steps_per_iteration,
+        env_steps_at_init=plan.prefill_iterations * config.num_envs,
     )
 
 
