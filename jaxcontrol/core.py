@@ -150,7 +150,7 @@ class Env:
             mj_model = compat.to_mjx_compatible(self.mj_model)
             mj_data = mujoco.MjData(mj_model)
             mujoco.mj_forward(mj_model, mj_data)
-            return mjx.put_data(mj_model, mj_data)
+            return compat.put_data(mj_model, mj_data)
 
         return self._cached("initial_data", build)
 

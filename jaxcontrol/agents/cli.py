@@ -8,7 +8,8 @@ Bad arguments give one line ``error: ...`` on stderr and exit status 2,
 before anything is written. Config fields can be overridden with
 ``--set name=value`` (repeatable), e.g. ``--set num_envs=64``.
 Multi-host: pass ``--distributed`` on every host (``jax.distributed.initialize``
-reads the cluster from the environment, e.g. SLURM or the TPU metadata).
+reads the cluster from the environment, e.g. SLURM or the TPU metadata), or
+name it by hand with ``--coordinator HOST:PORT --num-processes N --process-id I``.
 """
 
 from __future__ import annotations
@@ -148,8 +149,12 @@ def _train_parser() -> _Parser:
     p.add_argument(
         "--distributed",
         action="store_true",
-        help="call jax.distributed.initialize() first (multi-host)",
+        help="call jax.distributed.initialize() first (multi-host); the cluster is "
+        "auto-detected (SLURM, Open MPI, TPU...) unless the next three flags are given",
     )
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="process 0's address")
+    p.add_argument("--num-processes", type=int, default=None, help="processes in the run")
+    p.add_argument("--process-id", type=int, default=None, help="this process's index")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
 
@@ -162,6 +167,9 @@ def train_main(argv: list[str]) -> int:
             raise UsageError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
         if not args.steps > 0 or args.steps != int(args.steps):
             raise UsageError(f"--steps must be a positive integer, got {args.steps:g}")
+        hand_set = (args.coordinator, args.num_processes, args.process_id)
+        if any(v is not None for v in hand_set) and not args.distributed:
+            raise UsageError("--coordinator, --num-processes and --process-id need --distributed")
         if args.eval_episodes < 1 or args.checkpoint_every < 1:
             raise UsageError("--eval-episodes and --checkpoint-every must be positive")
         domain, task = _parse_env(args.env)
@@ -190,7 +198,11 @@ def train_main(argv: list[str]) -> int:
             if args.distributed:
                 import jax  # pylint: disable=import-outside-toplevel
 
-                jax.distributed.initialize()
+                jax.distributed.initialize(
+                    coordinator_address=args.coordinator,
+                    num_processes=args.num_processes,
+                    process_id=args.process_id,
+                )
             mesh = _make_mesh(args.devices)
             import jaxcontrol  # pylint: disable=import-outside-toplevel
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jax
 import mujoco
 from mujoco import mjx
 
@@ -38,10 +39,25 @@ def to_mjx_compatible(mj_model: mujoco.MjModel) -> mujoco.MjModel:
 
 
 def put_model(mj_model: mujoco.MjModel, **kwargs: Any) -> mjx.Model:
-    """Returns `mjx.put_model(to_mjx_compatible(mj_model), **kwargs)`.
+    """Returns `mjx.put_model(to_mjx_compatible(mj_model), **kwargs)` on a local device.
 
     Args:
         mj_model: A compiled model.
         **kwargs: Passed on to `mujoco.mjx.put_model` (e.g. `device`, `impl`).
     """
+    kwargs.setdefault("device", local_device())
     return mjx.put_model(to_mjx_compatible(mj_model), **kwargs)
+
+
+def put_data(mj_model: mujoco.MjModel, mj_data: mujoco.MjData) -> mjx.Data:
+    """Returns `mjx.put_data(mj_model, mj_data)` on a local device."""
+    return mjx.put_data(mj_model, mj_data, device=local_device())
+
+
+def local_device() -> jax.Device:
+    """This process's first device.
+
+    MJX defaults to `jax.devices()[0]`. After `jax.distributed.initialize` that is
+    process 0's device, which other hosts cannot address (using it crashes them).
+    """
+    return jax.local_devices()[0]

@@ -33,8 +33,8 @@ def abstract_like(tree: Any) -> Any:
 
 
 def abstract_single_device(tree: Any) -> Any:
-    """ShapeDtypeStructs on the default device (for ``jax.eval_shape`` outputs)."""
-    device_sharding = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    """ShapeDtypeStructs on this process's first device (for ``jax.eval_shape`` outputs)."""
+    device_sharding = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
     return jax.tree.map(
         lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=device_sharding), tree
     )

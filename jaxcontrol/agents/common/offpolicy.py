@@ -99,7 +99,7 @@ def start(env: TrainingEnv, plan: Schedule, key: jax.Array):
     key_env, key_prefill = jax.random.split(key)
     env_state = env.reset(key_env)
     replay = replay_lib.init(empty_row(env), plan.capacity)
-    episode_return = jnp.zeros((env.num_envs,), jnp.float32)
+    episode_return = env.zero_returns()
 
     def body(carry, step_key):
         env_state, episode_return, replay = carry

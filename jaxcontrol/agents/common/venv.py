@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 from jax.sharding import Mesh
 
 from jaxcontrol.agents.common import sharding
@@ -41,6 +42,10 @@ class TrainingEnv(NamedTuple):
     def reset(self, key: jax.Array) -> Any:
         """Batched initial states [E], sharded on the mesh."""
         return sharding.constrain(self.venv.reset(key, self.num_envs), self.mesh)
+
+    def zero_returns(self) -> jax.Array:
+        """[E] float32 zeros, sharded like the envs (as the step's outputs are)."""
+        return sharding.constrain(jnp.zeros((self.num_envs,), jnp.float32), self.mesh)
 
     def step(self, env_state: Any, episode_return: jax.Array, action: jax.Array):
         """Steps every env once and records the transition.

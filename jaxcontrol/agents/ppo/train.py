@@ -82,7 +82,7 @@ def make_learner(config: PPOConfig, env: Any, mesh: Mesh | None = None) -> Learn
             opt_state=optimizer.init(params),
             obs_stats=running_stats.init(obs_size),
             env_state=env_state,
-            episode_return=jnp.zeros((num_envs,), jnp.float32),
+            episode_return=env.zero_returns(),
             key=key_next,
             updates=jnp.zeros((), jnp.int32),
         )
