@@ -39,3 +39,25 @@ TINY = {
         learning_rate=3e-4,
     ),
 }
+
+# `jaxcontrol train` flags for 2 chunks of 4 PPO updates of 16 envs x 16 steps on
+# the real cartpole (the CLI and multi-host tests).
+TINY_PPO_CLI = [
+    "--agent",
+    "ppo",
+    "--env",
+    "cartpole-balance",
+    "--steps",
+    "2048",
+    "--set",
+    "num_envs=16",
+    "--set",
+    "unroll_length=16",
+    "--set",
+    "num_minibatches=2",
+    "--set",
+    "updates_per_chunk=4",
+    "--set",
+    "hidden_sizes=8,8",
+    "--no-progress",
+]

@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+from agent_configs import TINY_PPO_CLI
 
 from jaxcontrol.agents import cli
 from jaxcontrol.agents.common import run as run_lib
@@ -13,30 +14,7 @@ from jaxcontrol.agents.common.run import WALL_FIELDS
 # `pytest -n 2 --dist loadgroup`.
 pytestmark = pytest.mark.xdist_group("agents_cli")
 
-# 2 chunks of 4 PPO updates of 16 envs x 16 steps on the real cartpole.
-TINY_PPO = [
-    "--agent",
-    "ppo",
-    "--env",
-    "cartpole-balance",
-    "--steps",
-    "2048",
-    "--set",
-    "num_envs=16",
-    "--set",
-    "unroll_length=16",
-    "--set",
-    "num_minibatches=2",
-    "--set",
-    "updates_per_chunk=4",
-    "--set",
-    "hidden_sizes=8,8",
-    "--eval-episodes",
-    "2",
-    "--checkpoint-every",
-    "4",
-    "--no-progress",
-]
+TINY_PPO = [*TINY_PPO_CLI, "--eval-episodes", "2", "--checkpoint-every", "4"]
 
 
 def _one_error_line(capsys):
@@ -75,6 +53,10 @@ def _one_error_line(capsys):
         (
             ["--env", "cartpole-balance", "--agent", "ppo", "--steps", "10", "--devices", "64"],
             "devices exist",
+        ),
+        (
+            ["--env", "cartpole-balance", "--agent", "ppo", "--steps", "10", "--process-id", "1"],
+            "need --distributed",
         ),
     ],
 )

@@ -14,32 +14,11 @@ import sys
 
 import numpy as np
 import pytest
+from agent_configs import TINY_PPO_CLI
 
 pytestmark = pytest.mark.xdist_group("agents_multihost")
 
-# 2 chunks of 4 PPO updates of 16 envs x 16 steps on the real cartpole.
-TRAIN = [
-    "train",
-    "--env",
-    "cartpole-balance",
-    "--agent",
-    "ppo",
-    "--steps",
-    "2048",
-    "--set",
-    "num_envs=16",
-    "--set",
-    "unroll_length=16",
-    "--set",
-    "num_minibatches=2",
-    "--set",
-    "updates_per_chunk=4",
-    "--set",
-    "hidden_sizes=8,8",
-    "--eval-episodes",
-    "4",
-    "--no-progress",
-]
+TRAIN = ["train", *TINY_PPO_CLI, "--eval-episodes", "4"]
 
 
 def _env(devices):
