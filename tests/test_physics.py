@@ -6,6 +6,8 @@ tests compare it with stock `mjx.forward` / `mjx.step` on random states of every
 domain's model, so a MuJoCo upgrade that reorders MJX's stages fails here first.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -23,8 +25,10 @@ def _env(domain):
     return jaxcontrol.load(domain, jaxcontrol.TASKS_BY_DOMAIN[domain][0])
 
 
+@functools.partial(jax.jit, static_argnums=(0, 2))
 def _random_data(env, key, count=8):
-    """`count` data with random qpos, qvel and ctrl, their kinematics current."""
+    """`count` data with random qpos, qvel and ctrl, their kinematics current (jitted:
+    MJX run op by op costs seconds per call)."""
     model = env.mjx_model
     kq, kv, kc = jax.random.split(key, 3)
     base = env.reset(jax.random.key(0)).data
@@ -79,10 +83,10 @@ def test_sync_levels_add_what_they_promise():
     model = env.mjx_model
     data = _random_data(env, jax.random.key(3), count=1)
     data = jax.tree.map(lambda x: x[0], data)
-    full = mjx.forward(model, data)
-    position = physics_lib.sync_position(model, data)
+    full = jax.jit(mjx.forward)(model, data)
+    position = jax.jit(physics_lib.sync_position)(model, data)
     np.testing.assert_allclose(position.subtree_com, full.subtree_com, atol=1e-6)
-    synced = physics_lib.sync_full(model, data)
+    synced = jax.jit(physics_lib.sync_full)(model, data)
     for field in ("subtree_com", "qfrc_bias", "cdof_dot"):
         np.testing.assert_allclose(getattr(synced, field), getattr(full, field), atol=1e-5)
 
@@ -91,7 +95,7 @@ def test_unsupported_integrator_names_the_valid_ones():
     env = _env("pendulum")
     model = env.mjx_model
     other = model.tree_replace({"opt.integrator": mujoco.mjtIntegrator.mjINT_IMPLICIT})
-    data = env.reset(jax.random.key(0)).data
+    data = jax.jit(env.reset)(jax.random.key(0)).data
     with pytest.raises(ValueError, match="mjINT_EULER, mjINT_RK4, mjINT_IMPLICITFAST"):
         physics_lib.step(other, data, 1, physics_lib.sync_kinematics)
 
