@@ -232,12 +232,13 @@ def train_main(argv: list[str]) -> int:
         env, learner, learner.policy_params(state), args.seed, args.eval_episodes
     )
     if _is_main_process():
-        _write_eval(args.out, result, meta)
+        _write_eval(args.out, result, meta, domain, task)
     print(
         f"eval: mean_return {result['mean_return']:.1f} +- {result['stderr']:.1f} "
         f"over {result['episodes']} episodes after {meta['env_steps']} env steps "
         f"({meta['wall_seconds']:.0f} s)"
     )
+    _print_published(domain, task)
     return 0
 
 
@@ -266,7 +267,22 @@ def _differences(saved: dict, current: dict) -> list[str]:
     return diffs
 
 
-def _write_eval(run_dir: str, result: dict, meta: dict) -> None:
+def _print_published(domain: str, task: str) -> None:
+    """One line of the suite report's scores for the task, if it has any."""
+    from jaxcontrol import baselines  # pylint: disable=import-outside-toplevel
+
+    reference = baselines.reference(domain, task)
+    if reference is None:
+        return
+    published = ", ".join(
+        f"{agent.upper()} {s['mean']:.1f} +- {s['stderr']:.1f}"
+        for agent, s in reference["after_1e8_steps"].items()
+    )
+    print(f"published after 1e8 steps (tech report, Table 1): {published}")
+
+
+def _write_eval(run_dir: str, result: dict, meta: dict, domain: str, task: str) -> None:
+    from jaxcontrol import baselines  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
 
     payload = {
@@ -278,6 +294,10 @@ def _write_eval(run_dir: str, result: dict, meta: dict) -> None:
         "eval_seconds": result["eval_seconds"],
         "returns": result["returns"],
         "evaluated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "env": f"{domain}-{task}",
+        # The suite report's mean and standard error over seeds, same protocol (None if the
+        # task was not among its benchmarks).
+        "published": baselines.reference(domain, task),
     }
     run_lib.write_atomic(os.path.join(run_dir, "eval.json"), json.dumps(payload, indent=2) + "\n")
     run_lib.plot_learning_curve(run_dir, payload)
@@ -325,10 +345,11 @@ def evaluate_main(argv: list[str]) -> int:
     params, meta = checkpointer.restore_policy(step, abstract)
     checkpointer.close()
     result = run_lib.evaluate_policy(env, learner, params, info["seed"], args.episodes)
-    _write_eval(args.dir, result, meta)
+    _write_eval(args.dir, result, meta, domain, task)
     print(
         f"eval: mean_return {result['mean_return']:.1f} +- {result['stderr']:.1f} "
         f"over {result['episodes']} episodes (checkpoint {step}, "
         f"{meta['env_steps']} env steps)"
     )
+    _print_published(domain, task)
     return 0

@@ -6,6 +6,7 @@ import os
 import pytest
 from agent_configs import TINY_PPO_CLI
 
+from jaxcontrol import baselines
 from jaxcontrol.agents import cli
 from jaxcontrol.agents.common import run as run_lib
 from jaxcontrol.agents.common.run import WALL_FIELDS
@@ -111,6 +112,8 @@ def test_train_writes_outputs(straight_run):
     assert {"mean_return", "stderr", "episodes", "env_steps", "wall_seconds"} <= set(result)
     assert result["episodes"] == 2 and result["env_steps"] == 2048
     assert 0.0 <= result["mean_return"] <= 1000.0
+    assert result["env"] == "cartpole-balance"
+    assert result["published"] == baselines.reference("cartpole", "balance")
     assert len(run_lib.read_metrics(straight_run)) == 2
     assert sorted(os.listdir(os.path.join(straight_run, "checkpoints"))) == ["1", "2"]
 

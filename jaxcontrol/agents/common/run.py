@@ -195,6 +195,14 @@ def plot_learning_curve(run_dir: str, eval_result: dict | None = None) -> None:
             color="C3",
             label=f"evaluation ({eval_result['episodes']} episodes)",
         )
+        published = (eval_result.get("published") or {}).get("after_1e8_steps")
+        if published:
+            ax.axhline(
+                published["d4pg"]["mean"],
+                color="0.4",
+                linestyle="--",
+                label="D4PG, 1e8 steps (suite report)",
+            )
     ax.set_xlabel("environment steps")
     ax.set_ylabel("episode return")
     ax.set_ylim(bottom=0)
