@@ -21,12 +21,12 @@ import math
 from typing import Any
 
 import dm_env
-from dm_env import specs
 import flax.struct
 import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+from dm_env import specs
 from mujoco import mjx
 
 from jaxcontrol import physics as physics_lib
@@ -99,17 +99,17 @@ class Env:
         # dm_control ends an episode once step_count >= time_limit / control dt.
         step_limit = task.time_limit / (timestep * n_sub_steps)
         episode_length = None if math.isinf(step_limit) else math.ceil(step_limit)
-        values = dict(
-            domain=domain,
-            task_name=task_name,
-            task=task,
-            mj_model=mj_model,
-            names=physics_lib.Names(mj_model),
-            n_sub_steps=n_sub_steps,
-            physics_timestep=timestep,
-            episode_length=episode_length,
-            _cache={},
-        )
+        values = {
+            "domain": domain,
+            "task_name": task_name,
+            "task": task,
+            "mj_model": mj_model,
+            "names": physics_lib.Names(mj_model),
+            "n_sub_steps": n_sub_steps,
+            "physics_timestep": timestep,
+            "episode_length": episode_length,
+            "_cache": {},
+        }
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
@@ -315,4 +315,4 @@ def _n_sub_steps(control_timestep: float, physics_timestep: float) -> int:
             f"control_timestep ({control_timestep}) must be an integer "
             f"multiple of the physics timestep ({physics_timestep})"
         )
-    return int(round(ratio))
+    return round(ratio)

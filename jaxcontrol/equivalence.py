@@ -23,7 +23,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -76,13 +77,13 @@ class Transition:
 
 def _dm_state(domain, task, dm_env):
     p = dm_env.physics
-    return dict(
-        qpos=np.array(p.data.qpos),
-        qvel=np.array(p.data.qvel),
-        act=np.array(p.data.act),
-        time=float(p.data.time),
-        variables=reference_variables(domain, task, p),
-    )
+    return {
+        "qpos": np.array(p.data.qpos),
+        "qvel": np.array(p.data.qvel),
+        "act": np.array(p.data.act),
+        "time": float(p.data.time),
+        "variables": reference_variables(domain, task, p),
+    }
 
 
 def reference_transitions(
@@ -332,18 +333,18 @@ def episode_parity(
     dm_return = float(np.sum(dm_rewards))
     ours, cpu_return = float(np.sum(ours_rewards)), float(sum(r for _, r in cpu))
     scale = max(abs(dm_return), 1e-12)
-    return dict(
-        steps=steps,
-        amplitude=amplitude,
-        constraint_steps=constraint_steps,
-        dm_control=dm_return,
-        ours=ours,
-        cpu=cpu_return,
-        ours_rel=abs(ours - dm_return) / scale,
-        cpu_rel=abs(cpu_return - dm_return) / scale,
-        ours_obs=max(_worst(ours_obs[k], dm_obs[k]) for k in dm_obs),
-        cpu_obs=max(_worst(cpu_obs[k], dm_obs[k]) for k in dm_obs),
-    )
+    return {
+        "steps": steps,
+        "amplitude": amplitude,
+        "constraint_steps": constraint_steps,
+        "dm_control": dm_return,
+        "ours": ours,
+        "cpu": cpu_return,
+        "ours_rel": abs(ours - dm_return) / scale,
+        "cpu_rel": abs(cpu_return - dm_return) / scale,
+        "ours_obs": max(_worst(ours_obs[k], dm_obs[k]) for k in dm_obs),
+        "cpu_obs": max(_worst(cpu_obs[k], dm_obs[k]) for k in dm_obs),
+    }
 
 
 def check(

@@ -18,7 +18,8 @@ trace time, so the jitted program only sees static gathers.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, Sequence, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -93,7 +94,7 @@ _OBJ = {
 _QPOS_SIZE = {0: 7, 1: 4, 2: 1, 3: 1}
 _DOF_SIZE = {0: 6, 1: 3, 2: 1, 3: 1}
 
-Key = Union[str, int, slice, Sequence[Union[str, int]], np.ndarray]
+Key = str | int | slice | Sequence[str | int] | np.ndarray
 
 
 class Names:
@@ -101,7 +102,7 @@ class Names:
 
     def __init__(self, model: mujoco.MjModel):
         self.mj_model = model
-        self._rows: dict[str, dict[str, Union[int, np.ndarray]]] = {}
+        self._rows: dict[str, dict[str, int | np.ndarray]] = {}
         for kind, obj in _OBJ.items():
             count = {
                 "body": model.nbody,
@@ -136,7 +137,7 @@ class Names:
         self._rows["qpos"] = qpos
         self._rows["dof"] = dof
 
-    def rows(self, kind: str) -> Mapping[str, Union[int, np.ndarray]]:
+    def rows(self, kind: str) -> Mapping[str, int | np.ndarray]:
         """Returns the name -> row index table for an object kind."""
         return self._rows[kind]
 
@@ -202,7 +203,7 @@ class NamedArray:
         return self._full()[index]
 
     @property
-    def at(self) -> "_NamedAt":
+    def at(self) -> _NamedAt:
         """Functional update by name: `named.at['slider'].set(v).array`."""
         return _NamedAt(self)
 
@@ -270,7 +271,7 @@ class Physics:
 
     model: mjx.Model
     data: mjx.Data
-    names: Names = dataclasses.field(metadata=dict(static=True))
+    names: Names = dataclasses.field(metadata={"static": True})
 
     @property
     def named(self) -> _Named:

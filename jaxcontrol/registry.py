@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 from jaxcontrol.task import Task
 

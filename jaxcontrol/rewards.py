@@ -26,7 +26,7 @@ keeps both forward values and gradients free of NaN for finite inputs.
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import jax
 import jax.numpy as jnp

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 import jax
 import mujoco

@@ -4,8 +4,9 @@ import os
 
 os.environ.setdefault("MUJOCO_GL", "disable")
 
-import jaxcontrol  # noqa: E402
-import pytest  # noqa: E402
+import pytest
+
+import jaxcontrol
 
 TASK_IDS = [f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS]
 

@@ -46,7 +46,7 @@ def _float64_report(task):
         "0.3",
         "--json",
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1200, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, f"check failed to report:\n{done.stdout}\n{done.stderr[-3000:]}"
     return json.loads(lines[-1])

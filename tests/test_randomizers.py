@@ -66,7 +66,7 @@ XML = """
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _model() -> mujoco.MjModel:
     return mujoco.MjModel.from_xml_string(XML)
 
@@ -91,12 +91,12 @@ def _ours(keys: jax.Array, dtype=jnp.float32) -> np.ndarray:
     return np.asarray(draw(keys))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _our_samples() -> np.ndarray:
     return _ours(jax.random.split(jax.random.key(0), N_SAMPLES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dm_samples() -> np.ndarray:
     physics = dm_mujoco.Physics.from_xml_string(XML)
     random = np.random.RandomState(12345)

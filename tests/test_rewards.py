@@ -96,7 +96,12 @@ _xs = hnp.arrays(np.float32, N_RANDOM_X, elements=_f32(min_value=-1e6, max_value
 def test_tolerance_matches_dm_control(config, xs):
     sigmoid, bounds, margin, value_at_margin = config
     x = _points(xs, bounds, margin)
-    kwargs = dict(bounds=bounds, margin=margin, sigmoid=sigmoid, value_at_margin=value_at_margin)
+    kwargs = {
+        "bounds": bounds,
+        "margin": margin,
+        "sigmoid": sigmoid,
+        "value_at_margin": value_at_margin,
+    }
     ours = np.asarray(rewards.tolerance(jnp.asarray(x), **kwargs))
     with np.errstate(all="ignore"):  # dm_control's cosh/arctanh overflow
         expected = dm_rewards.tolerance(x.astype(np.float64), **kwargs)
@@ -208,24 +213,29 @@ def test_infinite_bounds():
 # Argument checking: trace-time errors, for the same arguments as dm_control.
 
 _BAD_ARGUMENTS = [
-    (dict(bounds=(1.0, 0.0)), r"Lower bound must be <= upper bound"),
-    (dict(bounds=(0.0, 1.0), margin=-0.1), r"`margin` must be non-negative"),
-    (dict(margin=1.0, sigmoid="gaussian", value_at_margin=0.0), r"strictly between 0 and 1"),
-    (dict(margin=1.0, sigmoid="hyperbolic", value_at_margin=1.0), r"strictly between 0 and 1"),
-    (dict(margin=1.0, sigmoid="long_tail", value_at_margin=-0.5), r"strictly between 0 and 1"),
-    (dict(margin=1.0, sigmoid="reciprocal", value_at_margin=1.5), r"strictly between 0 and 1"),
-    (dict(margin=1.0, sigmoid="tanh_squared", value_at_margin=0.0), r"strictly between 0 and 1"),
+    ({"bounds": (1.0, 0.0)}, r"Lower bound must be <= upper bound"),
+    ({"bounds": (0.0, 1.0), "margin": -0.1}, r"`margin` must be non-negative"),
+    ({"margin": 1.0, "sigmoid": "gaussian", "value_at_margin": 0.0}, r"strictly between 0 and 1"),
+    ({"margin": 1.0, "sigmoid": "hyperbolic", "value_at_margin": 1.0}, r"strictly between 0 and 1"),
+    ({"margin": 1.0, "sigmoid": "long_tail", "value_at_margin": -0.5}, r"strictly between 0 and 1"),
+    ({"margin": 1.0, "sigmoid": "reciprocal", "value_at_margin": 1.5}, r"strictly between 0 and 1"),
     (
-        dict(margin=1.0, sigmoid="linear", value_at_margin=1.0),
+        {"margin": 1.0, "sigmoid": "tanh_squared", "value_at_margin": 0.0},
+        r"strictly between 0 and 1",
+    ),
+    (
+        {"margin": 1.0, "sigmoid": "linear", "value_at_margin": 1.0},
         r"0 <= value_at_margin < 1 .*'cosine', 'linear', 'quadratic'",
     ),
-    (dict(margin=1.0, sigmoid="cosine", value_at_margin=-1e-9), r"0 <= value_at_margin < 1"),
-    (dict(margin=1.0, sigmoid="quadratic", value_at_margin=2.0), r"0 <= value_at_margin < 1"),
+    ({"margin": 1.0, "sigmoid": "cosine", "value_at_margin": -1e-9}, r"0 <= value_at_margin < 1"),
+    ({"margin": 1.0, "sigmoid": "quadratic", "value_at_margin": 2.0}, r"0 <= value_at_margin < 1"),
     (
-        dict(margin=1.0, sigmoid="sigmoid"),
-        r"Unknown sigmoid type 'sigmoid'; valid choices are: 'gaussian', "
-        r"'hyperbolic', 'long_tail', 'reciprocal', 'cosine', 'linear', "
-        r"'quadratic', 'tanh_squared'",
+        {"margin": 1.0, "sigmoid": "sigmoid"},
+        (
+            r"Unknown sigmoid type 'sigmoid'; valid choices are: 'gaussian', "
+            r"'hyperbolic', 'long_tail', 'reciprocal', 'cosine', 'linear', "
+            r"'quadratic', 'tanh_squared'"
+        ),
     ),
 ]
 
@@ -269,9 +279,11 @@ def test_value_at_margin_ignored_with_zero_margin():
         (
             0.5,
             "logistic",
-            "valid choices are: 'gaussian', 'hyperbolic', "
-            "'long_tail', 'reciprocal', 'cosine', 'linear', "
-            "'quadratic', 'tanh_squared'",
+            (
+                "valid choices are: 'gaussian', 'hyperbolic', "
+                "'long_tail', 'reciprocal', 'cosine', 'linear', "
+                "'quadratic', 'tanh_squared'"
+            ),
         ),
     ],
 )
@@ -283,7 +295,7 @@ def test_sigmoids_bad_arguments(value, sigmoid, message):
 @pytest.mark.parametrize("name", ["margin", "value_at_margin", "bounds"])
 def test_traced_static_argument_is_a_clear_error(name):
     def f(x, p):
-        kwargs = dict(bounds=(0.0, 1.0), margin=1.0, value_at_margin=0.1)
+        kwargs = {"bounds": (0.0, 1.0), "margin": 1.0, "value_at_margin": 0.1}
         kwargs[name] = (p, 1.0) if name == "bounds" else p
         return rewards.tolerance(x, **kwargs)
 
@@ -377,7 +389,7 @@ def test_dtypes():
 @pytest.mark.parametrize("sigmoid", SIGMOIDS)
 def test_float64_under_x64(sigmoid):
     x = np.linspace(-7.0, 9.0, 97)
-    kwargs = dict(bounds=(-1.0, 2.0), margin=1.3, sigmoid=sigmoid, value_at_margin=0.15)
+    kwargs = {"bounds": (-1.0, 2.0), "margin": 1.3, "sigmoid": sigmoid, "value_at_margin": 0.15}
     with jax.enable_x64(True):
         ours = rewards.tolerance(jnp.asarray(x, dtype=jnp.float64), **kwargs)
         jitted = jax.jit(functools.partial(rewards.tolerance, **kwargs))(

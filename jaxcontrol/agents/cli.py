@@ -109,6 +109,7 @@ def _check_writable(out: str) -> bool:
 
 def _make_mesh(devices: int | None):
     import jax  # pylint: disable=import-outside-toplevel
+
     from jaxcontrol.agents.common import sharding  # pylint: disable=import-outside-toplevel
 
     count = jax.device_count() if devices is None else devices
@@ -328,6 +329,7 @@ def evaluate_main(argv: list[str]) -> int:
         return _fail(str(e))
 
     import jax  # pylint: disable=import-outside-toplevel
+
     import jaxcontrol  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel

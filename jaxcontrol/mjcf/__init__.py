@@ -12,8 +12,7 @@ from typing import Any
 
 import mujoco
 
-from jaxcontrol.mjcf import acrobot, cartpole, common, compat, compare
-from jaxcontrol.mjcf import pendulum, point_mass
+from jaxcontrol.mjcf import acrobot, cartpole, common, compare, compat, pendulum, point_mass
 from jaxcontrol.mjcf.compare import compare_models
 from jaxcontrol.mjcf.compat import put_model, to_mjx_compatible
 

@@ -201,8 +201,10 @@ def _diff_values(label: str, ours: Any, ref: Any, atol: float) -> list[str]:
     where = np.argwhere(bad)
     idx = tuple(int(i) for i in where[0])
     return [
-        f"{label}: {len(where)} element(s) differ, first at {list(idx)}: "
-        f"{a[idx].item()!r} != {b[idx].item()!r}"
+        (
+            f"{label}: {len(where)} element(s) differ, first at {list(idx)}: "
+            f"{a[idx].item()!r} != {b[idx].item()!r}"
+        )
     ]
 
 

@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from toy_env import ToyEnv  # noqa: E402  pylint: disable=wrong-import-position
+from toy_env import ToyEnv
 
 
 @pytest.fixture(scope="session")

@@ -14,12 +14,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from agent_configs import TINY  # noqa: E402  pylint: disable=wrong-import-position
-from toy_env import ToyEnv  # noqa: E402  pylint: disable=wrong-import-position
+from agent_configs import TINY
+from toy_env import ToyEnv
 
-from jaxcontrol.agents.common import sharding  # noqa: E402
-from jaxcontrol.agents.common.evaluation import evaluate  # noqa: E402
-from jaxcontrol.agents.registry import get_agent  # noqa: E402
+from jaxcontrol.agents.common import sharding
+from jaxcontrol.agents.common.evaluation import evaluate
+from jaxcontrol.agents.registry import get_agent
 
 
 def run(name, mesh, chunks=None):

@@ -74,9 +74,9 @@ def test_policy_is_deterministic_and_bounded(trained, toy_env):
 def test_train_is_one_program_vmappable_over_seeds(name, toy_env):
     config = TINY[name]
     short = {
-        "ppo": dict(total_env_steps=2 * 16 * 16 * 3, updates_per_chunk=3),
-        "sac": dict(total_env_steps=1_000 + 2 * 8 * 10, iterations_per_chunk=10),
-        "d4pg": dict(total_env_steps=1_000 + 2 * 8 * 10, iterations_per_chunk=10),
+        "ppo": {"total_env_steps": 2 * 16 * 16 * 3, "updates_per_chunk": 3},
+        "sac": {"total_env_steps": 1_000 + 2 * 8 * 10, "iterations_per_chunk": 10},
+        "d4pg": {"total_env_steps": 1_000 + 2 * 8 * 10, "iterations_per_chunk": 10},
     }[name]
     config = dataclasses.replace(config, **short)
     learner = get_agent(name).make_learner(config, toy_env)

@@ -25,11 +25,14 @@ pytestmark = pytest.mark.slow
 
 OFF_POLICY = {
     # 3-step returns (the default is 1, standard SAC) to learn within a CPU budget.
-    "sac": dict(total_env_steps=100_000, num_envs=16, grad_steps_per_iteration=2, n_step=3),
+    "sac": {"total_env_steps": 100_000, "num_envs": 16, "grad_steps_per_iteration": 2, "n_step": 3},
     # Paper settings except the learning rate (3e-4, not 1e-4) to fit a CPU budget.
-    "d4pg": dict(
-        total_env_steps=100_000, num_envs=16, grad_steps_per_iteration=2, learning_rate=3e-4
-    ),
+    "d4pg": {
+        "total_env_steps": 100_000,
+        "num_envs": 16,
+        "grad_steps_per_iteration": 2,
+        "learning_rate": 3e-4,
+    },
 }
 
 

@@ -28,7 +28,7 @@ def test_add_wraps_around():
 def test_windows_are_consecutive_and_never_cross_the_write_position():
     replay = _filled(4, 6)  # logical order: t = 2, 3, 4, 5
     assert int(replay_lib.num_windows(replay, 3)) == 2
-    rows, envs, windows = replay_lib.sample(replay, jax.random.key(0), 256, window=3)
+    _, envs, windows = replay_lib.sample(replay, jax.random.key(0), 256, window=3)
     x = np.asarray(windows["x"])  # [3, B]
     starts_t = x[0] // 10
     assert set(starts_t.tolist()) == {2.0, 3.0}

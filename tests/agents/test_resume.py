@@ -18,14 +18,14 @@ from jaxcontrol.agents.registry import get_agent
 pytestmark = pytest.mark.xdist_group("agents_resume")
 
 FOUR_CHUNKS = {
-    "ppo": dict(total_env_steps=4 * 16 * 16 * 2, updates_per_chunk=2),
-    "sac": dict(total_env_steps=1_000 + 4 * 8 * 20, iterations_per_chunk=20),
-    "d4pg": dict(
-        total_env_steps=1_000 + 4 * 8 * 20,
-        iterations_per_chunk=20,
-        prioritized=True,
-        target_update_period=7,
-    ),
+    "ppo": {"total_env_steps": 4 * 16 * 16 * 2, "updates_per_chunk": 2},
+    "sac": {"total_env_steps": 1_000 + 4 * 8 * 20, "iterations_per_chunk": 20},
+    "d4pg": {
+        "total_env_steps": 1_000 + 4 * 8 * 20,
+        "iterations_per_chunk": 20,
+        "prioritized": True,
+        "target_update_period": 7,
+    },
 }
 
 

@@ -15,7 +15,8 @@ checkpoint between chunks); ``make_train`` chains the same chunks inside one
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 

@@ -9,7 +9,8 @@ observation the transition really ended in (the AutoReset wrapper's
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp

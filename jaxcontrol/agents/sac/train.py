@@ -11,7 +11,8 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh
 
-from jaxcontrol.agents.common import offpolicy, replay as replay_lib, running_stats
+from jaxcontrol.agents.common import offpolicy, running_stats
+from jaxcontrol.agents.common import replay as replay_lib
 from jaxcontrol.agents.common.episodes import summarize_chunk
 from jaxcontrol.agents.common.learner import Learner, train_from_learner
 from jaxcontrol.agents.common.venv import training_env
