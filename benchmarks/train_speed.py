@@ -13,6 +13,8 @@ Measures, for one agent on one task:
   included; evaluation time is reported apart and excluded.
 
     python benchmarks/train_speed.py --agent ppo --env cartpole-balance
+    XLA_FLAGS=--xla_force_host_platform_device_count=2 \\
+        python benchmarks/train_speed.py --agent ppo --env cartpole-balance --devices 2
     python benchmarks/train_speed.py --agent ppo --env cartpole-swingup --time-to-score \\
         --max-minutes 30 --set num_envs=256
 
@@ -34,41 +36,44 @@ import numpy as np
 import jaxcontrol
 from jaxcontrol import baselines
 from jaxcontrol.agents.cli import build_config
+from jaxcontrol.agents.common import sharding
 from jaxcontrol.agents.common.evaluation import evaluate
 from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.registry import get_agent
 
 
-def env_only_seconds(env, num_envs: int, steps: int, repeats: int = 3) -> float:
+def env_only_seconds(env, num_envs: int, steps: int, mesh=None, repeats: int = 3) -> float:
     """Seconds to take ``steps`` batched AutoReset steps of ``num_envs`` envs (best of repeats).
 
-    Actions are uniform on [-1, 1], drawn inside the scan like a stochastic policy's: zero
-    actions would understate the cost of tasks whose solver works harder when the system moves
-    (cartpole's rail limits).
+    The steps go through the learners' own ``TrainingEnv.step`` (so transition recording and
+    sharding are counted as env work). Actions are uniform on [-1, 1], drawn inside the scan like
+    a stochastic policy's: zero actions would understate the cost of tasks whose solver works
+    harder when the system moves (cartpole's rail limits).
     """
-    venv = training_env(env, num_envs).venv
-    shape = (num_envs, env.action_spec().shape[0])
+    tenv = training_env(env, num_envs, mesh)
+    shape = (num_envs, tenv.action_size)
 
     def env_step(carry, _):
-        state, key = carry
+        state, returns, key = carry
         key, key_action = jax.random.split(key)
-        action = jax.random.uniform(key_action, shape, minval=-1.0, maxval=1.0)
-        return (venv.step(state, action), key), None
+        action = sharding.constrain(jax.random.uniform(key_action, shape, minval=-1.0), mesh)
+        state, returns, *_ = tenv.step(state, returns, action)
+        return (state, returns, key), None
 
     run = jax.jit(lambda c: jax.lax.scan(env_step, c, None, length=steps)[0])
-    carry = (venv.reset(jax.random.PRNGKey(0), num_envs), jax.random.PRNGKey(1))
-    carry = jax.block_until_ready(run(carry))
+    start = jax.jit(lambda k: (tenv.reset(k), tenv.zero_returns(), k))
+    carry = jax.block_until_ready(run(start(jax.random.PRNGKey(0))))
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        begin = time.perf_counter()
         carry = jax.block_until_ready(run(carry))
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.perf_counter() - begin)
     return best
 
 
-def measure_speed(agent: str, env, config, chunks: int) -> dict:
+def measure_speed(agent: str, env, config, chunks: int, mesh=None) -> dict:
     """Steps/s of training chunks and the env's share of their time."""
-    learner = get_agent(agent).make_learner(config, env)
+    learner = get_agent(agent).make_learner(config, env, mesh=mesh)
     start = time.perf_counter()
     state = jax.block_until_ready(jax.jit(learner.init)(jax.random.PRNGKey(0)))
     run_chunk = jax.jit(learner.run_chunk, donate_argnums=0).lower(state).compile()
@@ -82,7 +87,7 @@ def measure_speed(agent: str, env, config, chunks: int) -> dict:
     chunk_seconds = (time.perf_counter() - start) / chunks
     steps_per_iteration = config.num_envs
     env_seconds = env_only_seconds(
-        env, config.num_envs, learner.env_steps_per_chunk // steps_per_iteration
+        env, config.num_envs, learner.env_steps_per_chunk // steps_per_iteration, mesh
     )
     return {
         "measure": "speed",
@@ -99,7 +104,12 @@ def measure_speed(agent: str, env, config, chunks: int) -> dict:
 def time_to_score(
     agent: str, env, config, target: float, eval_every: int, episodes: int, max_minutes: float
 ) -> dict:
-    """Trains until the evaluation mean reaches ``target`` or time runs out."""
+    """Trains until the evaluation mean reaches ``target`` or time runs out.
+
+    The clock runs from before initialisation and compilation; evaluations are timed apart and
+    subtracted. Each evaluation uses fresh keys, so reaching the target is judged on episodes the
+    previous checks did not see.
+    """
     learner = get_agent(agent).make_learner(config, env)
     evaluate_fn = jax.jit(lambda p, k: evaluate(env, learner.policy, p, k, episodes))
     start = time.perf_counter()
@@ -119,9 +129,11 @@ def time_to_score(
         eval_seconds += time.perf_counter() - eval_start
         steps = learner.env_steps_at_init + (chunk + 1) * learner.env_steps_per_chunk
         train_seconds = time.perf_counter() - start - eval_seconds
-        history.append((steps, float(returns.mean()), train_seconds))
+        stderr = float(returns.std(ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
+        history.append((steps, float(returns.mean()), stderr, train_seconds))
         print(
-            f"  {steps:>10d} steps  {train_seconds:7.1f} s  eval {returns.mean():7.1f}",
+            f"  {steps:>10d} steps  {train_seconds:7.1f} s  "
+            f"eval {returns.mean():7.1f} +- {stderr:.1f}",
             file=sys.stderr,
             flush=True,
         )
@@ -135,12 +147,14 @@ def time_to_score(
         "agent": agent,
         "target": target,
         "reached": reached is not None,
-        "seconds": reached[2] if reached else None,
+        "seconds": reached[3] if reached else None,
+        "mean_return": reached[1] if reached else None,
+        "stderr": reached[2] if reached else None,
         "env_steps": reached[0] if reached else history[-1][0],
         "best_eval": max(h[1] for h in history),
         "eval_seconds": eval_seconds,
         "eval_episodes": episodes,
-        "history": history,
+        "history": [dict(zip(("env_steps", "mean", "stderr", "seconds"), h)) for h in history],
     }
 
 
@@ -151,6 +165,9 @@ def main(argv=None) -> int:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--steps", type=float, default=1e6, help="budget (time-to-score)")
     p.add_argument("--chunks", type=int, default=3, help="timed chunks (speed)")
+    p.add_argument(
+        "--devices", type=int, default=1, help="shard over this many local devices (speed)"
+    )
     p.add_argument("--time-to-score", action="store_true")
     p.add_argument("--eval-every", type=int, default=5)
     p.add_argument("--eval-episodes", type=int, default=20)
@@ -165,6 +182,7 @@ def main(argv=None) -> int:
         "env": args.env,
         "device": str(jax.devices()[0].platform),
         "device_count": jax.device_count(),
+        "devices_used": args.devices,
         "cpu_count": os.cpu_count(),
         "config": dataclasses.asdict(config),
     }
@@ -179,7 +197,8 @@ def main(argv=None) -> int:
             args.max_minutes,
         )
     else:
-        result = measure_speed(args.agent, env, config, args.chunks)
+        mesh = sharding.make_mesh(args.devices) if args.devices > 1 else None
+        result = measure_speed(args.agent, env, config, args.chunks, mesh)
     line = json.dumps({**result, **info})
     print(line)
     if args.out:
