@@ -37,7 +37,7 @@ import jaxcontrol
 from jaxcontrol import baselines
 from jaxcontrol.agents.cli import build_config
 from jaxcontrol.agents.common import sharding
-from jaxcontrol.agents.common.evaluation import evaluate
+from jaxcontrol.agents.common.evaluation import evaluate, summarize
 from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.registry import get_agent
 
@@ -129,15 +129,15 @@ def time_to_score(
         eval_seconds += time.perf_counter() - eval_start
         steps = learner.env_steps_at_init + (chunk + 1) * learner.env_steps_per_chunk
         train_seconds = time.perf_counter() - start - eval_seconds
-        stderr = float(returns.std(ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
-        history.append((steps, float(returns.mean()), stderr, train_seconds))
+        summary = summarize(returns)
+        mean, stderr = summary["mean_return"], summary["stderr"]
+        history.append((steps, mean, stderr, train_seconds))
         print(
-            f"  {steps:>10d} steps  {train_seconds:7.1f} s  "
-            f"eval {returns.mean():7.1f} +- {stderr:.1f}",
+            f"  {steps:>10d} steps  {train_seconds:7.1f} s  eval {mean:7.1f} +- {stderr:.1f}",
             file=sys.stderr,
             flush=True,
         )
-        if returns.mean() >= target:
+        if mean >= target:
             reached = history[-1]
             break
         if train_seconds > 60 * max_minutes:
