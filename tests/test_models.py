@@ -20,7 +20,28 @@ CASES = [
     ("cartpole", {"num_poles": 1}),
     ("cartpole", {"num_poles": 2}),
     ("cartpole", {"num_poles": 3}),
+    ("cheetah", {}),
+    ("walker", {}),
+    ("hopper", {}),
+    ("humanoid", {}),
+    ("finger", {}),
+    ("reacher", {}),
+    ("ball_in_cup", {}),
+    ("manipulator", {"use_peg": False, "insert": False}),
+    ("manipulator", {"use_peg": True, "insert": False}),
+    ("manipulator", {"use_peg": False, "insert": True}),
+    ("manipulator", {"use_peg": True, "insert": True}),
+    ("fish", {}),
+    ("swimmer", {"n_links": 3}),
+    ("swimmer", {"n_links": 6}),
+    ("swimmer", {"n_links": 15}),
+    ("swimmer", {"n_links": 20}),
 ]
+# dm_control's builders whose arguments are named differently from ours.
+_REFERENCE_BUILDERS = {
+    "manipulator": lambda suite, use_peg, insert: suite.make_model(use_peg, insert),
+    "swimmer": lambda suite, n_links: suite.get_model_and_assets(n_links),
+}
 _ENERGY = int(mujoco.mjtEnableBit.mjENBL_ENERGY)
 
 
@@ -33,7 +54,8 @@ def _case_id(case: tuple[str, dict]) -> str:
 def _reference(domain: str, kwargs_items: tuple = ()) -> mujoco.MjModel:
     """dm_control's compiled model (cached; do not mutate)."""
     suite = importlib.import_module(f"dm_control.suite.{domain}")
-    xml, assets = suite.get_model_and_assets(**dict(kwargs_items))
+    build = _REFERENCE_BUILDERS.get(domain, lambda suite, **kw: suite.get_model_and_assets(**kw))
+    xml, assets = build(suite, **dict(kwargs_items))
     return suite.Physics.from_xml_string(xml, assets).model.ptr
 
 
@@ -56,9 +78,14 @@ def test_required_fields_are_compared():
 
 
 def test_build_rejects_unknown_domain():
-    valid = "acrobot, cartpole, pendulum, point_mass"
-    with pytest.raises(ValueError, match=valid):
-        mjcf.build("walker")
+    with pytest.raises(ValueError, match="acrobot, ball_in_cup, cartpole, cheetah"):
+        mjcf.build("walkr")
+
+
+@pytest.mark.parametrize("n_links", [2, 0, -3, 2.0, "6", None, True])
+def test_swimmer_rejects_what_dm_control_rejects(n_links):
+    with pytest.raises(ValueError, match="n_links must be an integer >= 3"):
+        mjcf.swimmer.make_model(n_links)
 
 
 def test_compare_detects_mass_damping_and_option():

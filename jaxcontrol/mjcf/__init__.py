@@ -12,15 +12,43 @@ from typing import Any
 
 import mujoco
 
-from jaxcontrol.mjcf import acrobot, cartpole, common, compare, compat, pendulum, point_mass
+from jaxcontrol.mjcf import (
+    acrobot,
+    ball_in_cup,
+    cartpole,
+    cheetah,
+    common,
+    compare,
+    compat,
+    finger,
+    fish,
+    hopper,
+    humanoid,
+    manipulator,
+    pendulum,
+    point_mass,
+    reacher,
+    swimmer,
+    walker,
+)
 from jaxcontrol.mjcf.compare import compare_models
 from jaxcontrol.mjcf.compat import put_model, to_mjx_compatible
 
 _BUILDERS: dict[str, Callable[..., mujoco.MjModel]] = {
     "acrobot": acrobot.make_model,
+    "ball_in_cup": ball_in_cup.make_model,
     "cartpole": cartpole.make_model,
+    "cheetah": cheetah.make_model,
+    "finger": finger.make_model,
+    "fish": fish.make_model,
+    "hopper": hopper.make_model,
+    "humanoid": humanoid.make_model,
+    "manipulator": manipulator.make_model,
     "pendulum": pendulum.make_model,
     "point_mass": point_mass.make_model,
+    "reacher": reacher.make_model,
+    "swimmer": swimmer.make_model,
+    "walker": walker.make_model,
 }
 
 DOMAINS: tuple[str, ...] = tuple(sorted(_BUILDERS))
@@ -52,14 +80,24 @@ def build(domain: str, **kwargs: Any) -> mujoco.MjModel:
 __all__ = [
     "DOMAINS",
     "acrobot",
+    "ball_in_cup",
     "build",
     "cartpole",
+    "cheetah",
     "common",
     "compare",
     "compare_models",
     "compat",
+    "finger",
+    "fish",
+    "hopper",
+    "humanoid",
+    "manipulator",
     "pendulum",
     "point_mass",
     "put_model",
+    "reacher",
+    "swimmer",
     "to_mjx_compatible",
+    "walker",
 ]
