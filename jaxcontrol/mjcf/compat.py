@@ -11,19 +11,26 @@ import copy
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import mujoco
 from mujoco import mjx
 
 _ENERGY = int(mujoco.mjtEnableBit.mjENBL_ENERGY)
 
 
-def to_mjx_compatible(mj_model: mujoco.MjModel) -> mujoco.MjModel:
+def to_mjx_compatible(
+    mj_model: mujoco.MjModel, solver_caps: tuple[int, int] | None = None
+) -> mujoco.MjModel:
     """Returns a copy of `mj_model` that `mujoco.mjx.put_model` accepts.
 
     The input model is not modified.
 
     Args:
         mj_model: A compiled model, e.g. from `jaxcontrol.mjcf.build`.
+        solver_caps: (iterations, ls_iterations) for MJX's constraint solver in
+            place of the model's, for tasks whose measured caps keep MJX as
+            close to C MuJoCo as dm_control's settings do (`Task.solver_caps`,
+            benchmarks/solver_caps.py). None keeps dm_control's.
 
     Returns:
         An adapted deep copy.
@@ -35,23 +42,53 @@ def to_mjx_compatible(mj_model: mujoco.MjModel) -> mujoco.MjModel:
     # effect on the dynamics, and no observation or reward of these tasks
     # reads data.energy, so clearing it is harmless.
     model.opt.enableflags &= ~_ENERGY
+    if solver_caps is not None:
+        # Under vmap MJX's solver loops until the slowest environment converges
+        # and runs every line-search step; lower caps are a speed-up where they
+        # do not bind measurably (the parity tests hold them to C MuJoCo).
+        model.opt.iterations, model.opt.ls_iterations = solver_caps
     return model
 
 
-def put_model(mj_model: mujoco.MjModel, **kwargs: Any) -> mjx.Model:
-    """Returns `mjx.put_model(to_mjx_compatible(mj_model), **kwargs)` on a local device.
+def put_model(
+    mj_model: mujoco.MjModel, solver_caps: tuple[int, int] | None = None, **kwargs: Any
+) -> mjx.Model:
+    """Returns `mjx.put_model(to_mjx_compatible(mj_model, solver_caps), **kwargs)`.
+
+    On a local device, with our collision functions for the geom pairs MJX lacks
+    (`jaxcontrol.collision`, e.g. ellipsoid-box in fish and swimmer) registered.
 
     Args:
         mj_model: A compiled model.
+        solver_caps: see `to_mjx_compatible`.
         **kwargs: Passed on to `mujoco.mjx.put_model` (e.g. `device`, `impl`).
     """
+    _register_collisions()
     kwargs.setdefault("device", local_device())
-    return mjx.put_model(to_mjx_compatible(mj_model), **kwargs)
+    return mjx.put_model(to_mjx_compatible(mj_model, solver_caps), **kwargs)
 
 
 def put_data(mj_model: mujoco.MjModel, mj_data: mujoco.MjData) -> mjx.Data:
-    """Returns `mjx.put_data(mj_model, mj_data)` on a local device."""
-    return mjx.put_data(mj_model, mj_data, device=local_device())
+    """Returns `mjx.put_data(mj_model, mj_data)` on a local device.
+
+    `mjx.put_data` sizes the contacts from MJX's collision table, so our
+    collision functions are registered here too.
+    """
+    _register_collisions()
+    data = mjx.put_data(mj_model, mj_data, device=local_device())
+    # MJX's collision builds contact geom ids as JAX's default int (int64 under
+    # x64) where put_data gives int32: match them, or a scan over steps (RK4's
+    # own, or ours over substeps) would change its carry's type.
+    contact = data._impl.contact
+    ids = {f"_impl.contact.{f}": getattr(contact, f) for f in ("geom", "geom1", "geom2")}
+    int_ = jax.dtypes.canonicalize_dtype(jnp.int64)
+    return data.tree_replace({k: v.astype(int_) for k, v in ids.items()})
+
+
+def _register_collisions() -> None:
+    from jaxcontrol import collision  # imports MJX internals; only when needed
+
+    collision.register()
 
 
 def local_device() -> jax.Device:
