@@ -54,7 +54,11 @@ class State:
       discount: 1.0, or the task's discount at a true terminal state.
       step_type: `StepType` as int32.
       step: control steps taken in this episode.
-      variables: the task's per-episode variables (targets, gains...).
+      variables: the task's per-episode variables that are not model fields.
+      model_fields: this environment's own values of model fields (full
+        arrays, keyed by `mjx.Model` field name), applied to `env.mjx_model` at
+        every step: the task's per-episode model edits (a target's position,
+        point_mass-hard's tendon coefficients) and any added by wrappers.
       key: this environment's PRNG key for its next reset.
       diverged: True once the physics went non-finite in this episode; the
         episode ended there and `data` holds the last finite state.
@@ -68,6 +72,7 @@ class State:
     step_type: jax.Array
     step: jax.Array
     variables: dict[str, jax.Array]
+    model_fields: dict[str, jax.Array]
     key: jax.Array
     diverged: jax.Array
     info: dict[str, Any] = flax.struct.field(default_factory=dict)
@@ -141,7 +146,12 @@ class Env:
     @property
     def mjx_model(self) -> mjx.Model:
         """The MJX model, in float64 when jax_enable_x64 is on, else float32."""
-        return self._cached("mjx_model", lambda: compat.put_model(self.mj_model))
+
+        def build():
+            with jax.ensure_compile_time_eval():  # concrete even when first used under jit
+                return compat.put_model(self.mj_model, self.task.solver_caps)
+
+        return self._cached("mjx_model", build)
 
     def _initial_data(self) -> mjx.Data:
         """dm_control's state after `mj_resetData` and a forward pass."""
@@ -150,16 +160,39 @@ class Env:
             mj_model = compat.to_mjx_compatible(self.mj_model)
             mj_data = mujoco.MjData(mj_model)
             mujoco.mj_forward(mj_model, mj_data)
-            return compat.put_data(mj_model, mj_data)
+            with jax.ensure_compile_time_eval():
+                return compat.put_data(mj_model, mj_data)
 
         return self._cached("initial_data", build)
 
     def _cached(self, name, build):
         key = (name, bool(jax.config.jax_enable_x64))
         if key not in self._cache:
-            with jax.ensure_compile_time_eval():  # concrete even when first used under jit
-                self._cache[key] = build()
+            self._cache[key] = build()
         return self._cache[key]
+
+    def blank_state(self) -> State:
+        """A state of this Env's structure with zero values (no physics computed).
+
+        A cheap template for `set_state` and `equivalence.inject`: only its key,
+        variables and model fields are used, and it is built by tracing `reset`
+        (`jax.eval_shape`), never by running it.
+        """
+
+        def build():
+            # Traced outside ensure_compile_time_eval, which would run reset's
+            # inner jits eagerly (seconds to a minute per model).
+            shapes = jax.eval_shape(self.reset, jax.random.key(0))
+            data = self._initial_data()
+            with jax.ensure_compile_time_eval():  # concrete even when first used under jit
+                zeros = jax.tree.map(
+                    lambda s: jnp.zeros(s.shape, s.dtype), shapes.replace(key=None)
+                )
+                return zeros.replace(
+                    key=jax.random.key(0), model_fields=self.default_model_fields(), data=data
+                )
+
+        return self._cached("blank_state", build)
 
     def action_spec(self) -> specs.BoundedArray:
         """dm_control's action spec: shape (nu,), bounds from ctrlrange."""
@@ -183,19 +216,32 @@ class Env:
 
     # ----- dynamics ---------------------------------------------------------------
 
-    def _physics(self, data: mjx.Data) -> Physics:
-        return Physics(self.mjx_model, data, self.names)
+    def _physics(self, data: mjx.Data, model_fields) -> Physics:
+        return Physics.create(self.mjx_model, data, self.names, model_fields)
+
+    def default_model_fields(self) -> dict[str, jax.Array]:
+        """The compiled model's values of the task's per-episode model fields."""
+        names = self.task.episode_model_fields
+        physics_lib.check_model_fields(names)
+        return {
+            name: _model_field(self.mj_model, name, getattr(self.mj_model, name)) for name in names
+        }
 
     def reset(self, key: jax.Array) -> State:
         """Starts an episode: dm_control's `reset()` as a pure function of `key`."""
         next_key, init_key = jax.random.split(key)
-        physics = Physics(self.mjx_model, self._initial_data(), self.names)
-        data, variables = self.task.initialize_episode(physics, init_key)
-        return self._restart(data, variables, next_key)
+        physics = self._physics(self._initial_data(), self.default_model_fields())
+        physics, variables = self.task.initialize_episode(physics, init_key)
+        extra = set(physics.model_fields) - set(self.task.episode_model_fields)
+        if extra:
+            raise ValueError(
+                f"{self.domain}-{self.task_name} wrote model fields {sorted(extra)} at reset; "
+                "declare them in its Task.episode_model_fields"
+            )
+        return self._restart(physics, variables, next_key)
 
-    def _restart(self, data, variables, key) -> State:
-        physics = self._physics(data)
-        data = physics_lib.forward_without_actuation(physics.model, data)
+    def _restart(self, physics: Physics, variables, key) -> State:
+        data = physics_lib.forward_without_actuation(physics)
         physics = dataclasses.replace(physics, data=data)
         dtype = _float_dtype()
         return State(
@@ -206,22 +252,42 @@ class Env:
             step_type=jnp.int32(StepType.FIRST),
             step=jnp.int32(0),
             variables=dict(variables),
+            model_fields=dict(physics.model_fields),
             key=key,
             diverged=jnp.bool_(False),
         )
 
-    def set_state(self, state: State, qpos, qvel, act=None, time=None, **variables) -> State:
+    def set_state(
+        self,
+        state: State,
+        qpos,
+        qvel,
+        act=None,
+        time=None,
+        *,
+        model_fields=None,
+        step=None,
+        warmstart=None,
+        **variables,
+    ) -> State:
         """Puts `state` at the given physics state: our `reset_context`.
 
         Derived quantities and the observation are recomputed, as dm_control does
-        after `reset_context`. Task variables not given keep their values.
+        after `reset_context`. Task variables and model fields not given keep
+        their values.
 
         Args:
-          state: a state of this Env (its key and unspecified variables are kept).
+          state: a state of this Env (its key and unspecified values are kept).
           qpos, qvel: generalised positions and velocities.
           act: actuator activations, if the model has any.
           time: simulation time; kept from `state` when None.
-          **variables: task variables to overwrite (e.g. a target position).
+          model_fields: per-environment model fields to overwrite, full arrays
+            keyed by `mjx.Model` field name (e.g. {"geom_pos": ...}).
+          step: control steps already taken in this episode (default 0), so
+            that LAST comes when it would in the episode the state is taken from.
+          warmstart: the solver's warm start (`qacc_warmstart`); zero if None,
+            as after dm_control's reset.
+          **variables: task variables to overwrite.
 
         Returns:
           A FIRST state at that physics state.
@@ -240,11 +306,22 @@ class Env:
         )
         if act is not None:
             data = data.replace(act=jnp.asarray(act, dtype))
+        if warmstart is not None:
+            data = data.replace(qacc_warmstart=jnp.asarray(warmstart, dtype))
         merged = {
             **state.variables,
             **{k: jnp.asarray(v, state.variables[k].dtype) for k, v in variables.items()},
         }
-        return self._restart(data, merged, state.key)
+        model_fields = model_fields or {}
+        physics_lib.check_model_fields(model_fields)
+        fields = {
+            **state.model_fields,
+            **{k: _model_field(self.mj_model, k, v) for k, v in model_fields.items()},
+        }
+        restarted = self._restart(self._physics(data, fields), merged, state.key)
+        if step is not None:
+            restarted = restarted.replace(step=jnp.asarray(step, jnp.int32))
+        return restarted
 
     def step(self, state: State, action: jax.Array) -> State:
         """Applies `action` for one control step (dm_control's `Environment.step`).
@@ -255,9 +332,10 @@ class Env:
         state, the reward is 0 and `diverged` is set.
         """
         action = self._check_action(action)
-        physics = self._physics(state.data)
+        physics = self._physics(state.data, state.model_fields)
         data = self.task.before_step(physics, action, state.variables)
-        stepped = physics_lib.step(physics.model, data, self.n_sub_steps, self.task.sync)
+        physics = dataclasses.replace(physics, data=data)
+        stepped = physics_lib.step(physics, self.n_sub_steps, self.task.sync)
         finite = physics_lib.is_finite(stepped)
         data = jax.tree.map(lambda new, old: jnp.where(finite, new, old), stepped, state.data)
         physics = dataclasses.replace(physics, data=data)
@@ -296,6 +374,13 @@ class Env:
                 f"got {action.shape} (vmap over a batch dimension instead of passing it)"
             )
         return action.astype(_float_dtype())
+
+
+def _model_field(mj_model: mujoco.MjModel, name: str, value) -> jax.Array:
+    """`value` as a per-environment value of model field `name` (float fields in
+    JAX's default float, as the MJX model holds them)."""
+    floating = np.issubdtype(np.asarray(getattr(mj_model, name)).dtype, np.floating)
+    return jnp.asarray(value, _float_dtype() if floating else None)
 
 
 def _float_dtype():

@@ -27,7 +27,7 @@ import mujoco
 import numpy as np
 from mujoco import mjx
 
-Sync = Callable[[mjx.Model, mjx.Data], mjx.Data]
+Sync = Callable[["Physics"], mjx.Data]
 
 _XYZ = ("x", "y", "z")
 _MAT = ("xx", "xy", "xz", "yx", "yy", "yz", "zx", "zy", "zz")
@@ -55,6 +55,14 @@ _DATA_FIELDS = {
     "subtree_com": ("body", _XYZ),
     "cvel": ("body", None),
     "xfrc_applied": ("body", None),
+    "subtree_linvel": ("body", _XYZ),
+    "subtree_angmom": ("body", _XYZ),
+    "cacc": ("body", None),
+    "cfrc_int": ("body", None),
+    "cfrc_ext": ("body", None),
+    "xanchor": ("joint", _XYZ),
+    "xaxis": ("joint", _XYZ),
+    "qfrc_constraint": ("dof", None),
     "geom_xpos": ("geom", _XYZ),
     "geom_xmat": ("geom", _MAT),
     "site_xpos": ("site", _XYZ),
@@ -68,12 +76,16 @@ _DATA_FIELDS = {
 _MODEL_FIELDS = {
     "body_mass": ("body", None),
     "body_pos": ("body", _XYZ),
+    "body_quat": ("body", _QUAT),
     "geom_size": ("geom", None),
     "geom_pos": ("geom", _XYZ),
+    "geom_quat": ("geom", _QUAT),
     "geom_rgba": ("geom", None),
     "geom_friction": ("geom", None),
     "site_size": ("site", None),
     "site_pos": ("site", _XYZ),
+    "site_quat": ("site", _QUAT),
+    "site_rgba": ("site", None),
     "jnt_range": ("joint", None),
     "dof_damping": ("dof", None),
     "actuator_gear": ("actuator", None),
@@ -247,7 +259,10 @@ class _NamedFields:
             raise AttributeError(
                 f"no named field {field!r}; valid fields: {', '.join(sorted(self._fields))}"
             ) from None
-        array = getattr(self._source, field)
+        try:
+            array = getattr(self._source, field)
+        except AttributeError:  # MJX keeps some derived data in its JAX backend part
+            array = getattr(self._source._impl, field)
         return NamedArray(array, self._names, kind, columns)
 
 
@@ -258,26 +273,136 @@ class _Named:
     mj_model: _NamedFields  # static NumPy constants, e.g. for reward bounds
 
 
+# Model fields that MJX 3.17 keeps static (NumPy) but that may still vary per
+# environment. `site_size` is read by MJX only through JAX indexing (touch
+# sensors), so a traced value works in its place; `wrap_prm` is consumed by NumPy
+# inside `mjx.tendon`, so the model keeps its compiled value and `tendon` below
+# recomputes the fixed tendons from the per-environment one.
+STATIC_MODEL_FIELDS = ("site_size", "wrap_prm")
+_KEPT_STATIC = ("wrap_prm",)
+
+
+def _mjx_leaves() -> set[str]:
+    return {
+        f.name
+        for f in dataclasses.fields(mjx.Model)
+        if f.type in (jax.Array, "jax.Array") and not f.name.startswith("_")
+    }
+
+
+def _render_only() -> set[str]:
+    """MjModel arrays that mjx.Model lacks: MJX never reads them (e.g. site_rgba).
+
+    A per-environment value is carried in the state for the CPU path and
+    renderers, and has no effect on MJX physics.
+    """
+    mjx_fields = {f.name for f in dataclasses.fields(mjx.Model)}
+    return {
+        name
+        for name in dir(mujoco.MjModel)
+        if not name.startswith("_")
+        and name not in mjx_fields
+        and isinstance(getattr(_EMPTY_MODEL, name, None), np.ndarray)
+    }
+
+
+_EMPTY_MODEL = mujoco.MjModel.from_xml_string("<mujoco/>")
+
+
+def per_env_model_fields() -> tuple[str, ...]:
+    """The model fields that may take per-environment values (`State.model_fields`)."""
+    return tuple(sorted(_mjx_leaves() | set(STATIC_MODEL_FIELDS) | _render_only()))
+
+
+def check_model_fields(names) -> None:
+    """Raises a ValueError naming the valid fields if a name cannot vary per env."""
+    valid = per_env_model_fields()
+    unknown = sorted(set(names) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"model field(s) {unknown} cannot vary per environment under MJX 3.17 "
+            f"(unknown, or static in mjx.Model); valid fields: {', '.join(valid)}"
+        )
+
+
+_APPLIED = frozenset(_mjx_leaves() | (set(STATIC_MODEL_FIELDS) - set(_KEPT_STATIC)))
+
+
+class _ModelView:
+    """Attribute access to a model that prefers the per-environment fields."""
+
+    def __init__(self, model: mjx.Model, model_fields: Mapping[str, jax.Array]):
+        self._model, self._fields = model, model_fields
+
+    def __getattr__(self, name: str):
+        if name in self._fields:
+            return self._fields[name]
+        return getattr(self._model, name)
+
+
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
 class Physics:
     """A read-only view of one environment's model and data for task code.
 
     Attributes:
-      model: the `mjx.Model` (with any per-episode overrides applied).
+      model: the `mjx.Model` with this environment's model fields applied.
       data: the `mjx.Data`.
       names: static name tables (not a pytree leaf).
+      model_fields: this environment's own values of model fields (full arrays),
+        e.g. a target's `geom_pos` drawn at reset. Empty for most tasks.
     """
 
     model: mjx.Model
     data: mjx.Data
     names: Names = dataclasses.field(metadata={"static": True})
+    model_fields: dict[str, jax.Array] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def create(
+        cls,
+        model: mjx.Model,
+        data: mjx.Data,
+        names: Names,
+        model_fields: Mapping[str, jax.Array] | None = None,
+    ) -> Physics:
+        """A view of `model` with `model_fields` applied, as one environment sees it."""
+        return cls(model, data, names).with_model(**(model_fields or {}))
+
+    def with_model(self, **fields: jax.Array) -> Physics:
+        """Returns this view with model fields overridden (full arrays, e.g. geom_pos).
+
+        This is how a task writes dm_control's per-episode model edits, such as
+        `physics.named.model.geom_pos['target'] = ...`:
+
+            pos = physics.named.model.geom_pos.at["target"].set(xyz).array
+            physics = physics.with_model(geom_pos=pos)
+        """
+        check_model_fields(fields)
+        for name, value in fields.items():
+            expected = np.shape(getattr(self.names.mj_model, name))
+            if np.shape(value) != expected:
+                raise ValueError(
+                    f"model field {name} must have shape {expected}, got {np.shape(value)}"
+                )
+        applied = {k: v for k, v in fields.items() if k in _APPLIED}
+        return dataclasses.replace(
+            self,
+            model=self.model.replace(**applied) if applied else self.model,
+            model_fields={**self.model_fields, **fields},
+        )
+
+    def with_data(self, **fields: jax.Array) -> Physics:
+        """Returns this view with `data` fields replaced (qpos, qvel, ...)."""
+        return dataclasses.replace(self, data=self.data.replace(**fields))
 
     @property
     def named(self) -> _Named:
         return _Named(
             data=_NamedFields(self.data, self.names, _DATA_FIELDS),
-            model=_NamedFields(self.model, self.names, _MODEL_FIELDS),
+            model=_NamedFields(
+                _ModelView(self.model, self.model_fields), self.names, _MODEL_FIELDS
+            ),
             mj_model=_NamedFields(self.names.mj_model, self.names, _MODEL_FIELDS),
         )
 
@@ -305,49 +430,87 @@ class Physics:
         return self.model.opt.timestep
 
 
-def sync_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-    """Nothing to add: `step` leaves body, geom and site poses current."""
-    del model
-    return data
+def tendon(physics: Physics) -> mjx.Data:
+    """`mjx.tendon`, with this environment's `wrap_prm` in the fixed tendons.
 
-
-def sync_position(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-    """Centres of mass, cameras, tendons and position sensors (poses are current)."""
-    data = mjx.com_pos(model, data)
-    data = mjx.camlight(model, data)
+    MJX reads `wrap_prm` as a compile-time constant, so a per-environment value
+    (point_mass-hard's actuation directions) is applied here: the rows of the
+    fixed tendons are recomputed from it, exactly as `mj_tendon` defines them
+    (length = sum of coef * qpos, moment = coef at each joint's dof).
+    """
+    model, data = physics.model, physics.data
     data = mjx.tendon(model, data)
+    wrap_prm = physics.model_fields.get("wrap_prm")
+    if wrap_prm is None:
+        return data
+    m = physics.mj_model
+    if model.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4:
+        raise ValueError("a per-environment wrap_prm needs an Euler or implicit integrator")
+    wraps = np.nonzero(m.wrap_type == mujoco.mjtWrap.mjWRAP_JOINT)[0]
+    starts, counts = m.tendon_adr, m.tendon_num
+    tendon_of = np.array([np.nonzero((starts <= w) & (w < starts + counts))[0][0] for w in wraps])
+    joints = m.wrap_objid[wraps]
+    coef = wrap_prm[wraps]
+    fixed = np.unique(tendon_of)
+    length = jax.ops.segment_sum(coef * data.qpos[m.jnt_qposadr[joints]], tendon_of, m.ntendon)
+    moment = data._impl.ten_J.at[fixed].set(0).at[tendon_of, m.jnt_dofadr[joints]].add(coef)
+    return data.tree_replace(
+        {"ten_length": data.ten_length.at[fixed].set(length[fixed]), "_impl.ten_J": moment}
+    )
+
+
+def sync_kinematics(physics: Physics) -> mjx.Data:
+    """Nothing to add: `step` leaves body, geom and site poses current."""
+    return physics.data
+
+
+def sync_position(physics: Physics) -> mjx.Data:
+    """Centres of mass, cameras, tendons and position sensors (poses are current)."""
+    model = physics.model
+    data = mjx.com_pos(model, physics.data)
+    data = mjx.camlight(model, data)
+    data = tendon(dataclasses.replace(physics, data=data))
     return mjx.sensor_pos(model, data)
 
 
-def sync_full(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+def sync_full(physics: Physics) -> mjx.Data:
     """Everything `mj_step1` recomputes: positions, velocities and their sensors."""
-    data = _position_after_kinematics(model, data)
+    model = physics.model
+    data = _position_after_kinematics(physics)
     data = mjx.sensor_pos(model, data)
     data = mjx.fwd_velocity(model, data)
     return mjx.sensor_vel(model, data)
 
 
-def _position_after_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
-    """`mjx.fwd_position` minus its opening `kinematics` (MuJoCo 3.17's stage order)."""
-    data = mjx.com_pos(model, data)
+def _position_after_kinematics(physics: Physics) -> mjx.Data:
+    """`mjx.fwd_position` minus its opening `kinematics` (MuJoCo 3.17's stage order).
+
+    With constraints disabled C MuJoCo skips collision detection altogether
+    (`mj_collision` returns at once); MJX would still run every narrow phase
+    and discard the contacts, so it is skipped here too.
+    """
+    model = physics.model
+    data = mjx.com_pos(model, physics.data)
     data = mjx.camlight(model, data)
-    data = mjx.tendon(model, data)
+    data = tendon(dataclasses.replace(physics, data=data))
     data = mjx.crb(model, data)
     data = mjx.tendon_armature(model, data)
     data = mjx.factor_m(model, data)
-    data = mjx.collision(model, data)
+    if not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONSTRAINT:
+        data = mjx.collision(model, data)
     data = mjx.make_constraint(model, data)
     return mjx.transmission(model, data)
 
 
-def forward_after_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+def forward_after_kinematics(physics: Physics) -> mjx.Data:
     """`mjx.forward` for data whose kinematics already match its `qpos`.
 
     The same stages as `mjx.forward` in MuJoCo 3.17 (pinned), in the same order,
     without the opening `kinematics` pass. A test checks it against
     `mjx.forward` for every model in the registry.
     """
-    data = _position_after_kinematics(model, data)
+    model = physics.model
+    data = _position_after_kinematics(physics)
     data = mjx.sensor_pos(model, data)
     data = mjx.fwd_velocity(model, data)
     data = mjx.sensor_vel(model, data)
@@ -359,6 +522,12 @@ def forward_after_kinematics(model: mjx.Model, data: mjx.Data) -> mjx.Data:
     return mjx.sensor_acc(model, data)
 
 
+def forward(physics: Physics) -> mjx.Data:
+    """`mjx.forward`, honouring this environment's model fields."""
+    data = mjx.kinematics(physics.model, physics.data)
+    return forward_after_kinematics(dataclasses.replace(physics, data=data))
+
+
 _INTEGRATORS = {
     mujoco.mjtIntegrator.mjINT_EULER: mjx.euler,
     mujoco.mjtIntegrator.mjINT_RK4: mjx.rungekutta4,
@@ -366,41 +535,65 @@ _INTEGRATORS = {
 }
 
 
-def _substep(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+def _substep(physics: Physics) -> mjx.Data:
     """`mjx.step` from current kinematics, ending with the kinematics of the new `qpos`."""
+    model = physics.model
     integrate = _INTEGRATORS.get(model.opt.integrator)
     if integrate is None:
         valid = ", ".join(i.name for i in _INTEGRATORS)
         raise ValueError(f"MJX cannot integrate with {model.opt.integrator}; use one of {valid}")
-    data = integrate(model, forward_after_kinematics(model, data))
+    data = integrate(model, forward_after_kinematics(physics))
     return mjx.kinematics(model, data)
 
 
-def step(model: mjx.Model, data: mjx.Data, n_sub_steps: int, sync: Sync) -> mjx.Data:
+def step(physics: Physics, n_sub_steps: int, sync: Sync) -> mjx.Data:
     """Advances `n_sub_steps` physics steps, then synchronises derived fields.
 
     Equivalent to dm_control's `Physics.step(n_sub_steps)` (legacy step): the
     state trajectory of `n_sub_steps` `mj_step`s, followed by `mj_step1`'s
     kinematics and then `sync` for the rest of `mj_step1` a task reads.
 
-    `data`'s kinematics (`xpos`, `xmat`, geom and site poses) must match its
-    `qpos`, as after `reset`, `set_state` or a previous `step`; each substep
+    `physics.data`'s kinematics (`xpos`, `xmat`, geom and site poses) must match
+    its `qpos`, as after `reset`, `set_state` or a previous `step`; each substep
     then skips the kinematics pass that opens `mjx.forward`.
     """
+
+    def substep(data):
+        return _substep(dataclasses.replace(physics, data=data))
+
     if n_sub_steps == 1:
-        data = _substep(model, data)
+        data = substep(physics.data)
     else:
-        data, _ = jax.lax.scan(
-            lambda d, _: (_substep(model, d), None), data, None, length=n_sub_steps
-        )
-    return sync(model, data)
+        data, _ = jax.lax.scan(lambda d, _: (substep(d), None), physics.data, None, n_sub_steps)
+    return sync(dataclasses.replace(physics, data=data))
 
 
-def forward_without_actuation(model: mjx.Model, data: mjx.Data) -> mjx.Data:
+def forward_without_actuation(physics: Physics) -> mjx.Data:
     """`mj_forward` with actuation disabled, as dm_control runs after a reset."""
+    model = physics.model
     flags = model.opt.disableflags | mujoco.mjtDisableBit.mjDSBL_ACTUATION
     quiet = model.tree_replace({"opt.disableflags": flags})
-    return mjx.forward(quiet, data)
+    return forward(dataclasses.replace(physics, model=quiet))
+
+
+def contact_count(physics: Physics) -> jax.Array:
+    """C MuJoCo's `ncon` for the current kinematics: contacts within their margin.
+
+    dm_control's rejection samplers test `physics.data.ncon > 0` after a forward
+    pass. C adds a contact when a pair is closer than its margin, so this
+    counts MJX's candidate contacts with `dist < margin`. With contacts or
+    constraints disabled C detects no contacts at all, and this is 0.
+    """
+    model, data = physics.model, physics.data
+    disabled = mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    if model.opt.disableflags & disabled or data._impl.ncon == 0:
+        return jnp.int32(0)
+    if physics.mj_model.npair:
+        raise NotImplementedError("contact_count does not handle explicit <pair> contacts")
+    data = mjx.collision(model, data)
+    contact = data._impl.contact
+    margin = model.geom_margin[contact.geom1] + model.geom_margin[contact.geom2]
+    return jnp.sum(contact.dist < margin).astype(jnp.int32)
 
 
 def is_finite(data: mjx.Data) -> jax.Array:

@@ -30,12 +30,23 @@ independent subkey per joint; no key is used twice.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+from mujoco import mjx
 
-__all__ = ["random_limited_quaternion", "randomize_limited_and_rotational_joints"]
+from jaxcontrol import physics as physics_lib
+from jaxcontrol.physics import Physics
+
+__all__ = [
+    "random_limited_quaternion",
+    "randomize_limited_and_rotational_joints",
+    "resample_while_penetrating",
+]
 
 _HINGE = int(mujoco.mjtJoint.mjJNT_HINGE)
 _SLIDE = int(mujoco.mjtJoint.mjJNT_SLIDE)
@@ -147,3 +158,50 @@ def randomize_limited_and_rotational_joints(
                 qpos = qpos.at[adr + 3 : adr + 7].set(quat)
             # An unlimited slide joint is left alone.
     return qpos
+
+
+def resample_while_penetrating(
+    physics: Physics,
+    key: jax.Array,
+    draw: Callable[[Physics, jax.Array], Physics],
+    max_attempts: int = 1000,
+) -> Physics:
+    """dm_control's rejection loop: `draw` a state until nothing penetrates.
+
+    dm_control's tasks repeat "randomise, `after_reset()`, stop once
+    `physics.data.ncon == 0`". This is that loop as a `lax.while_loop`, with a
+    fresh key for each attempt. Each attempt starts from the previous one's
+    state and model fields, as dm_control's does (what one attempt writes and
+    the next does not overwrite persists). After `max_attempts` the last draw is
+    kept: dm_control raises there (finger) or loops on (humanoid), so a task
+    whose acceptance rate could come near this should say so.
+
+    Args:
+      physics: the episode's physics so far.
+      key: PRNG key; split once per attempt.
+      draw: (physics, key) -> physics with a new candidate state.
+      max_attempts: the cap on attempts.
+
+    Returns:
+      The physics of the first non-penetrating draw, with kinematics of its qpos.
+    """
+    model = physics.model
+
+    def attempt(carry):
+        key, count, data, fields, _ = carry
+        key, draw_key = jax.random.split(key)
+        candidate = Physics.create(model, data, physics.names, fields)
+        candidate = draw(candidate, draw_key)
+        kinematic = dataclasses.replace(
+            candidate, data=mjx.kinematics(candidate.model, candidate.data)
+        )
+        penetrating = physics_lib.contact_count(kinematic) > 0
+        return key, count + 1, kinematic.data, candidate.model_fields, penetrating
+
+    def again(carry):
+        _, count, _, _, penetrating = carry
+        return penetrating & (count < max_attempts)
+
+    start = (key, jnp.int32(0), physics.data, physics.model_fields, jnp.bool_(True))
+    _, _, data, fields, _ = jax.lax.while_loop(again, attempt, start)
+    return Physics.create(model, data, physics.names, fields)

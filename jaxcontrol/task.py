@@ -2,8 +2,15 @@
 
 A task mirrors dm_control's `base.Task`: `initialize_episode`,
 `get_observation`, `get_reward` and `get_termination`. Here each is a pure
-function of a `Physics` view and the episode's own variables (targets,
-randomised gains...), so the whole episode is one jittable pytree.
+function of a `Physics` view and the episode's own variables, so the whole
+episode is one jittable pytree. Where dm_control edits the model at reset (a
+target's position or size), the task writes those fields with
+`physics.with_model(...)` and declares them in `episode_model_fields`; each
+environment then carries its own values in `State.model_fields`.
+
+Facts about a task that tests and tools need live here too: the fields above,
+how its whole episodes compare with dm_control (`episode_parity`), and how
+to read its per-episode variables from a dm_control environment.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import jax
 import mujoco
@@ -31,16 +39,31 @@ class Task:
       time_limit: episode length in seconds (dm_control's `time_limit`).
       control_timestep: seconds between agent actions; None means one physics
         step (dm_control's default).
+
+    Class attributes (facts about the task, not arguments):
+      episode_model_fields: the model fields dm_control writes at every reset.
+      episode_parity: "exact" when a float64 episode follows dm_control's to
+        round-off; "distributional" when raw MJX itself drifts from C MuJoCo
+        over an episode (chaos, solver tolerance), so that only distributions
+        can be compared. Set from measurements of raw MJX (PARITY.md).
+      solver_caps: (iterations, ls_iterations) for MJX's constraint solver,
+        where lower caps than dm_control's keep MJX as close to C MuJoCo as
+        dm_control's own settings (benchmarks/solver_caps.py); None keeps
+        dm_control's. The CPU model (`Env.mj_model`) always keeps dm_control's.
     """
 
     time_limit: float = float("inf")
     control_timestep: float | None = None
 
+    episode_model_fields: ClassVar[tuple[str, ...]] = ()
+    episode_parity: ClassVar[str] = "exact"
+    solver_caps: ClassVar[tuple[int, int] | None] = None
+
     def make_model(self) -> mujoco.MjModel:
         """Builds this task's CPU MuJoCo model."""
         raise NotImplementedError
 
-    def sync(self, model: mjx.Model, data: mjx.Data) -> mjx.Data:
+    def sync(self, physics: Physics) -> mjx.Data:
         """Recomputes what observations and rewards read after a step.
 
         dm_control ends each step with `mj_step1`; a task only pays for the part of
@@ -48,13 +71,26 @@ class Task:
         always current; override (e.g. with `physics.sync_position`) for tasks that
         read tendons, centres of mass, cameras or sensors.
         """
-        return physics_lib.sync_kinematics(model, data)
+        return physics_lib.sync_kinematics(physics)
 
     def initialize_episode(
         self, physics: Physics, key: jax.Array
-    ) -> tuple[mjx.Data, dict[str, jax.Array]]:
-        """Returns the episode's initial data (qpos, qvel...) and variables."""
+    ) -> tuple[Physics, dict[str, jax.Array]]:
+        """Returns the episode's initial physics and its task variables.
+
+        Set the state with `physics.with_data(qpos=...)` and the per-episode
+        model edits with `physics.with_model(...)`.
+        """
         raise NotImplementedError
+
+    def mirror_variables(self, dm_env: Any) -> dict[str, Any]:
+        """This episode's task variables, read from a dm_control environment.
+
+        Model fields are copied generically (`episode_model_fields`); override
+        this only for variables dm_control keeps elsewhere (in its task object).
+        """
+        del dm_env
+        return {}
 
     def before_step(self, physics: Physics, action: jax.Array, variables: Variables) -> mjx.Data:
         """Returns the data to step from: dm_control sets the control signal.

@@ -16,7 +16,9 @@ import pytest
 from mujoco import mjx
 
 import jaxcontrol
+from jaxcontrol import mjcf
 from jaxcontrol import physics as physics_lib
+from jaxcontrol.mjcf import compat
 
 DOMAINS = sorted(jaxcontrol.TASKS_BY_DOMAIN)
 
@@ -43,6 +45,10 @@ def _random_data(env, key, count=8):
     return jax.vmap(lambda d: mjx.kinematics(model, d))(data)
 
 
+def _physics(env, data):
+    return physics_lib.Physics(env.mjx_model, data, env.names)
+
+
 def _assert_data_close(ours, theirs, rtol=1e-5, atol=1e-5):
     for field in ("qpos", "qvel", "qacc", "xpos", "xmat", "qfrc_actuator", "qfrc_bias"):
         np.testing.assert_allclose(
@@ -55,7 +61,7 @@ def test_forward_after_kinematics_matches_mjx_forward(domain):
     env = _env(domain)
     model = env.mjx_model
     data = _random_data(env, jax.random.key(1))
-    ours = jax.jit(jax.vmap(lambda d: physics_lib.forward_after_kinematics(model, d)))(data)
+    ours = jax.jit(jax.vmap(lambda d: physics_lib.forward_after_kinematics(_physics(env, d))))(data)
     theirs = jax.jit(jax.vmap(lambda d: mjx.forward(model, d)))(data)
     _assert_data_close(ours, theirs)
 
@@ -73,7 +79,7 @@ def test_step_matches_mjx_step_then_kinematics(domain, n_sub_steps):
         return mjx.kinematics(model, d)
 
     def ours(d):
-        return physics_lib.step(model, d, n_sub_steps, physics_lib.sync_kinematics)
+        return physics_lib.step(_physics(env, d), n_sub_steps, physics_lib.sync_kinematics)
 
     _assert_data_close(jax.jit(jax.vmap(ours))(data), jax.jit(jax.vmap(stock))(data))
 
@@ -84,9 +90,9 @@ def test_sync_levels_add_what_they_promise():
     data = _random_data(env, jax.random.key(3), count=1)
     data = jax.tree.map(lambda x: x[0], data)
     full = jax.jit(mjx.forward)(model, data)
-    position = jax.jit(physics_lib.sync_position)(model, data)
+    position = jax.jit(physics_lib.sync_position)(_physics(env, data))
     np.testing.assert_allclose(position.subtree_com, full.subtree_com, atol=1e-6)
-    synced = jax.jit(physics_lib.sync_full)(model, data)
+    synced = jax.jit(physics_lib.sync_full)(_physics(env, data))
     for field in ("subtree_com", "qfrc_bias", "cdof_dot"):
         np.testing.assert_allclose(getattr(synced, field), getattr(full, field), atol=1e-5)
 
@@ -96,15 +102,45 @@ def test_unsupported_integrator_names_the_valid_ones():
     model = env.mjx_model
     other = model.tree_replace({"opt.integrator": mujoco.mjtIntegrator.mjINT_IMPLICIT})
     data = jax.jit(env.reset)(jax.random.key(0)).data
+    physics = physics_lib.Physics(other, data, env.names)
     with pytest.raises(ValueError, match="mjINT_EULER, mjINT_RK4, mjINT_IMPLICITFAST"):
-        physics_lib.step(other, data, 1, physics_lib.sync_kinematics)
+        physics_lib.step(physics, 1, physics_lib.sync_kinematics)
 
 
 def test_step_is_unchanged_by_stale_derived_fields_other_than_kinematics():
     """Everything but the kinematics is recomputed: stale bias forces do not leak in."""
     env = _env("acrobot")
-    model = env.mjx_model
     data = jax.tree.map(lambda x: x[0], _random_data(env, jax.random.key(4), count=1))
     stale = data.replace(qfrc_bias=jnp.full_like(data.qfrc_bias, 1e3), qacc=data.qacc + 5.0)
-    step = jax.jit(lambda d: physics_lib.step(model, d, 1, physics_lib.sync_kinematics))
+    step = jax.jit(lambda d: physics_lib.step(_physics(env, d), 1, physics_lib.sync_kinematics))
     np.testing.assert_array_equal(step(stale).qpos, step(data).qpos)
+
+
+def test_contact_count_is_c_mujocos_ncon():
+    """On random humanoid poses (many touching the floor or themselves)."""
+    mj_model = compat.to_mjx_compatible(mjcf.build("humanoid"))
+    model = compat.put_model(mj_model)
+    names = physics_lib.Names(mj_model)
+    data = mujoco.MjData(mj_model)
+    rng = np.random.RandomState(0)
+    poses, expected = [], []
+    for _ in range(32):
+        mujoco.mj_resetData(mj_model, data)
+        data.qpos[:] = mj_model.qpos0 + rng.normal(0, 0.4, mj_model.nq)
+        data.qpos[2] = rng.uniform(0.2, 1.4)
+        data.qpos[3:7] /= np.linalg.norm(data.qpos[3:7])
+        mujoco.mj_forward(mj_model, data)
+        poses.append(np.array(data.qpos))
+        expected.append(data.ncon)
+    base = mjx.put_data(mj_model, mujoco.MjData(mj_model))
+
+    @jax.jit
+    @jax.vmap
+    def count(qpos):
+        data = mjx.kinematics(model, base.replace(qpos=qpos))
+        return physics_lib.contact_count(physics_lib.Physics(model, data, names))
+
+    counts = np.asarray(count(jnp.asarray(np.stack(poses))))
+    assert 0 in expected and max(expected) > 1  # both kinds of pose occur
+    np.testing.assert_array_equal(counts > 0, np.array(expected) > 0)
+    np.testing.assert_array_equal(counts, expected)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from dm_control import mujoco as dm_mujoco
 from dm_control.suite.utils import randomizers as dm_randomizers
+from mujoco import mjx
 from scipy import stats
 
-from jaxcontrol import randomizers
+from jaxcontrol import equivalence, randomizers
 
 N_SAMPLES = 2000
 P_MIN = 1e-3
@@ -234,7 +235,7 @@ def test_traced_qpos_and_dtype():
     out = jax.jit(jax.vmap(f))(keys, qpos_batch)
     assert out.shape == (5, model.nq) and out.dtype == jnp.float32
     np.testing.assert_array_equal(out[:, _slice("slide_unlimited").start], np.arange(5.0))
-    with jax.enable_x64(True):
+    with equivalence.precision(True):
         out64 = _ours(jax.random.split(jax.random.key(1), 4), dtype=jnp.float64)
         assert out64.dtype == np.float64
         np.testing.assert_allclose(
@@ -287,3 +288,49 @@ def test_random_limited_quaternion_matches_dm_control():
         jax.jit(randomizers.random_limited_quaternion)(key, 1.0),
         atol=1e-7,
     )
+
+
+def _humanoid_physics():
+    from jaxcontrol import mjcf
+    from jaxcontrol import physics as physics_lib
+    from jaxcontrol.mjcf import compat
+
+    mj_model = compat.to_mjx_compatible(mjcf.build("humanoid"))
+    data = mjx.put_data(mj_model, mujoco.MjData(mj_model))
+    return physics_lib.Physics(compat.put_model(mj_model), data, physics_lib.Names(mj_model))
+
+
+def test_resample_while_penetrating_returns_non_penetrating_draws():
+    from jaxcontrol import physics as physics_lib
+
+    physics = _humanoid_physics()
+
+    def draw(p, key):
+        return p.with_data(
+            qpos=randomizers.randomize_limited_and_rotational_joints(p.mj_model, key, p.data.qpos)
+        )
+
+    @jax.jit
+    @jax.vmap
+    def sample(key):
+        found = randomizers.resample_while_penetrating(physics, key, draw)
+        return found.data.qpos, physics_lib.contact_count(found)
+
+    qpos, counts = sample(jax.random.split(jax.random.key(0), 16))
+    assert np.all(np.asarray(counts) == 0)
+    assert len({row.tobytes() for row in np.asarray(qpos)}) == 16
+
+
+def test_resample_while_penetrating_carries_state_and_stops_at_the_cap():
+    """Each attempt starts from the last one's state; a hopeless draw stops at the cap."""
+    physics = _humanoid_physics()
+    sunk = physics.data.qpos.at[2].set(0.0)  # torso in the floor: always penetrating
+
+    def draw(p, key):
+        del key
+        return p.with_data(qpos=sunk, qvel=p.data.qvel.at[0].add(1.0))
+
+    found = jax.jit(lambda k: randomizers.resample_while_penetrating(physics, k, draw, 5))(
+        jax.random.key(1)
+    )
+    assert float(found.data.qvel[0]) == 5.0

@@ -48,7 +48,7 @@ class Balance(Task):
     def initialize_episode(self, physics, key):
         angles = jax.random.uniform(key, (2,), minval=-jnp.pi, maxval=jnp.pi)
         qpos = physics.named.data.qpos.at[["shoulder", "elbow"]].set(angles).array
-        return physics.data.replace(qpos=qpos), {}
+        return physics.with_data(qpos=qpos), {}
 
     def get_observation(self, physics, variables):
         return collections.OrderedDict(

@@ -67,7 +67,7 @@ class Balance(Task):
                 jax.random.uniform(k_poles, (nv - 1,), minval=-0.034, maxval=0.034)
             )
         qvel = 0.01 * jax.random.normal(k_vel, (nv,))
-        return physics.data.replace(qpos=qpos.array, qvel=qvel), {}
+        return physics.with_data(qpos=qpos.array, qvel=qvel), {}
 
     def get_observation(self, physics, variables):
         return collections.OrderedDict(

@@ -43,7 +43,7 @@ class SwingUp(Task):
     def initialize_episode(self, physics, key):
         angle = jax.random.uniform(key, minval=-jnp.pi, maxval=jnp.pi)
         qpos = physics.named.data.qpos.at["hinge"].set(angle).array
-        return physics.data.replace(qpos=qpos), {}
+        return physics.with_data(qpos=qpos), {}
 
     def get_observation(self, physics, variables):
         return collections.OrderedDict(

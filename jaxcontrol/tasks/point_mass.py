@@ -57,6 +57,10 @@ class PointMass(Task):
     randomize_gains: bool
     time_limit: float = _DEFAULT_TIME_LIMIT
 
+    @property
+    def episode_model_fields(self):
+        return ("wrap_prm",) if self.randomize_gains else ()
+
     def make_model(self):
         return mjcf.point_mass.make_model()
 
@@ -65,30 +69,13 @@ class PointMass(Task):
         qpos = randomizers.randomize_limited_and_rotational_joints(
             physics.mj_model, joint_key, physics.data.qpos
         )
-        variables = {}
+        physics = physics.with_data(qpos=qpos)
         if self.randomize_gains:
+            # dm_control writes the directions into the fixed tendons' joint
+            # coefficients: wrap_prm holds t1's (root_x, root_y), then t2's.
             dir1, dir2 = random_actuation_directions(gain_key, qpos.dtype)
-            # wrap_prm holds the fixed tendons' joint coefficients: t1 then t2.
-            wrap_prm = jnp.asarray(physics.mj_model.wrap_prm, qpos.dtype)
-            variables["wrap_prm"] = wrap_prm.at[0:2].set(dir1).at[2:4].set(dir2)
-        return physics.data.replace(qpos=qpos), variables
-
-    def before_step(self, physics, action, variables):
-        data = super().before_step(physics, action, variables)
-        if not self.randomize_gains:
-            return data
-        # dm_control writes the episode's directions into model.wrap_prm, the
-        # fixed tendons' joint coefficients. MJX keeps wrap_prm static, so the
-        # model keeps identity coefficients and the difference in generalised
-        # force is applied instead: same qacc, `ctrl` still the raw action.
-        m = physics.mj_model
-        lo, hi = m.actuator_ctrlrange.T
-        force = m.actuator_gear[:, 0] * jnp.clip(action, lo, hi)
-        # Tendon t_i wraps joints (root_x, root_y) in order: rows are tendons.
-        mixing = variables["wrap_prm"].reshape(m.ntendon, m.nv) - m.wrap_prm.reshape(
-            m.ntendon, m.nv
-        )
-        return data.replace(qfrc_applied=force @ mixing)
+            physics = physics.with_model(wrap_prm=jnp.concatenate([dir1, dir2]))
+        return physics, {}
 
     def get_observation(self, physics, variables):
         return collections.OrderedDict(

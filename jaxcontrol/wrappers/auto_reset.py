@@ -54,6 +54,7 @@ class AutoReset:
                 data=jax.tree.map(pick, fresh.data, stepped.data),
                 observation=jax.tree.map(pick, fresh.observation, stepped.observation),
                 variables=jax.tree.map(pick, fresh.variables, stepped.variables),
+                model_fields=jax.tree.map(pick, fresh.model_fields, stepped.model_fields),
                 key=jax.tree.map(pick, fresh.key, stepped.key),
                 step=jnp.where(done, fresh.step, stepped.step),
                 diverged=jnp.where(done, fresh.diverged, stepped.diverged),

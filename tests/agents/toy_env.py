@@ -55,6 +55,7 @@ class ToyEnv:
             step_type=jnp.int32(StepType.FIRST),
             step=jnp.int32(0),
             variables={},
+            model_fields={},
             key=next_key,
             diverged=jnp.bool_(False),
         )
