@@ -4,6 +4,7 @@ Commands:
   list                      the suite's tasks and tags
   rollout --env D-T ...     vectorised random-policy rollout: throughput and return
   check DOMAIN TASK ...     parity with dm_control (needs jaxcontrol[test])
+  parity [D-T ...] ...      full parity records and PARITY.md (needs jaxcontrol[test])
   train ... / evaluate ...  learners (PPO, SAC, D4PG)
 """
 
@@ -17,6 +18,7 @@ _COMMANDS = {
     "list": ("jaxcontrol.__main__", "list_main"),
     "rollout": ("jaxcontrol.demo", "main"),
     "check": ("jaxcontrol.__main__", "check_main"),
+    "parity": ("jaxcontrol.parity", "main"),
     "train": ("jaxcontrol.agents.cli", "train_main"),
     "evaluate": ("jaxcontrol.agents.cli", "evaluate_main"),
 }
@@ -62,7 +64,7 @@ def check_main(argv: list[str]) -> int:
         episode=args.episode,
         amplitude=args.amplitude,
     )
-    tolerance = 1e-5 if args.float32 else 1e-9
+    tolerance = report.tolerance()
     ok = report.worst() <= tolerance
     if args.json:
         import json
@@ -70,7 +72,8 @@ def check_main(argv: list[str]) -> int:
         print(json.dumps(report.to_dict()))
     else:
         print(report)
-        print(f"one-step parity {'within' if ok else 'OUTSIDE'} {tolerance:g}")
+        kind = "relative" if args.float32 else "absolute"
+        print(f"one-step parity {'within' if ok else 'OUTSIDE'} {tolerance:g} ({kind})")
     return 0 if ok else 1
 
 

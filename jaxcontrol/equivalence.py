@@ -1,16 +1,16 @@
-"""Parity of a jaxcontrol task with dm_control, measured three ways.
+"""Parity of a jaxcontrol task with dm_control, measured against three engines.
 
-For a task this module runs, side by side:
+For a task this module runs, side by side, from the same dm_control states:
   * ours: the MJX `Env` (jitted, vmapped over states);
   * cpu: our own model stepped by C MuJoCo with dm_control's step semantics
     (`mj_step` then `mj_step1`), observed and rewarded by our task code;
-  * dm_control: `dm_control.suite.load(domain, task)` itself, the reference.
+  * raw: stock `mjx.step` on the same model and state, which tells what is
+    MJX's own difference from C MuJoCo and what is ours;
+and compares each with dm_control itself (`dm_control.suite.load`).
 
-States come from dm_control's own resets and rollouts. Each is injected into
-ours and into the CPU path with `Env.set_state`/`mj_forward`; all three then
-take the same action, and the worst differences in observation, reward and
-physics state are reported. For whole episodes, the returns under one action
-sequence are compared.
+`mirror(env, dm_env)` copies a dm_control environment's current state into a
+`State` of ours: physics, the solver's warm start, the step count, the task's
+variables and its per-episode model fields. Users can call it too.
 
 dm_control is a test dependency: `pip install jaxcontrol[test]`.
 
@@ -21,9 +21,11 @@ dm_control is a test dependency: `pip install jaxcontrol[test]`.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
@@ -33,7 +35,8 @@ import numpy as np
 from mujoco import mjx
 
 import jaxcontrol
-from jaxcontrol.core import Env
+from jaxcontrol import physics as physics_lib
+from jaxcontrol.core import Env, State
 from jaxcontrol.mjcf import compat
 from jaxcontrol.physics import Physics
 
@@ -47,27 +50,134 @@ def _suite():
     return suite
 
 
+@contextlib.contextmanager
+def precision(x64: bool) -> Iterator[None]:
+    """`jax.enable_x64(x64)`, releasing JAX's compiled code when the mode changes.
+
+    JAX 0.10 can reuse an inner jit's lowering from the other mode after a
+    switch, which then fails to lower ("operand type mismatch: expected
+    tensor<3x3xf64> ... provided tensor<3x3xf32>": `jnp.tril` of a NumPy
+    constant, as in MJX's RK4). Clearing the caches on entry and exit lets one
+    process run float32 and float64 parity one after the other.
+    """
+    switch = bool(jax.config.jax_enable_x64) != x64
+    if switch:
+        jax.clear_caches()
+    try:
+        with jax.enable_x64(x64):
+            yield
+    finally:
+        if switch:
+            jax.clear_caches()
+
+
 def reference_env(domain: str, task: str, seed: int, **task_kwargs):
     """dm_control's environment for the task, seeded."""
     return _suite().load(domain, task, task_kwargs={"random": seed, **task_kwargs})
 
 
-def reference_variables(domain: str, task: str, dm_physics) -> dict[str, np.ndarray]:
-    """The per-episode task variables dm_control keeps in its physics/task."""
-    if (domain, task) == ("point_mass", "hard"):
-        return {"wrap_prm": np.array(dm_physics.model.wrap_prm)}
-    return {}
+# ----- dm_control's state, and mirroring it ----------------------------------------------
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class DmState:
+    """What `mirror` copies from a dm_control environment (NumPy, float64)."""
+
+    qpos: np.ndarray
+    qvel: np.ndarray
+    act: np.ndarray
+    time: float
+    warmstart: np.ndarray
+    step: int
+    variables: dict[str, np.ndarray]
+    model_fields: dict[str, np.ndarray]
+
+    @classmethod
+    def capture(cls, env: Env, dm_env) -> DmState:
+        """The current state of `dm_env`, an environment of `env`'s task."""
+        p = dm_env.physics
+        return cls(
+            qpos=np.array(p.data.qpos),
+            qvel=np.array(p.data.qvel),
+            act=np.array(p.data.act),
+            time=float(p.data.time),
+            warmstart=np.array(p.data.qacc_warmstart),
+            step=int(dm_env._step_count),
+            variables={k: np.asarray(v) for k, v in env.task.mirror_variables(dm_env).items()},
+            model_fields={
+                name: np.array(getattr(p.model, name)) for name in env.task.episode_model_fields
+            },
+        )
+
+
+def inject(env: Env, dm_state: DmState, state: State | None = None) -> State:
+    """A FIRST state of `env` at `dm_state` (jittable; vmap over stacked DmStates).
+
+    `state` supplies the key (and anything `dm_state` lacks); `env.blank_state()`
+    (key 0) when None.
+    """
+    return env.set_state(
+        env.blank_state() if state is None else state,
+        dm_state.qpos,
+        dm_state.qvel,
+        dm_state.act if dm_state.act.size else None,
+        dm_state.time,
+        model_fields=dm_state.model_fields,
+        step=dm_state.step,
+        warmstart=dm_state.warmstart,
+        **dm_state.variables,
+    )
+
+
+def mirror(env: Env, dm_env, state: State | None = None) -> State:
+    """Returns a FIRST state of `env` equal to `dm_env`'s current state.
+
+    It copies the physics (`qpos`, `qvel`, `act`, `time` and the solver's warm
+    start), the episode's step count (so LAST comes at the same step), the
+    task's variables and its per-episode model fields. Derived quantities and
+    the observation are recomputed as after dm_control's `reset_context`.
+
+    Args:
+      env: our environment of the same task as `dm_env`.
+      dm_env: a `dm_control.suite` environment.
+      state: a state of `env` whose key and other values are kept; a reset
+        from key 0 when None.
+    """
+    return inject(env, DmState.capture(env, dm_env), state)
+
+
+def _stack(items: Sequence[Any]):
+    return jax.tree.map(lambda *xs: np.stack(xs), *items)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def batched_inject(env: Env, starts: DmState) -> State:
+    """`inject` over a batch of stacked dm_control states, jitted per Env."""
+    return jax.vmap(lambda start: inject(env, start))(starts)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def batched_step(env: Env, states: State, actions: jax.Array) -> State:
+    """`jax.vmap(env.step)`, jitted per Env (shared by the parity tools and tests)."""
+    return jax.vmap(env.step)(states, actions)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def batched_reset(env: Env, keys: jax.Array) -> State:
+    """`jax.vmap(env.reset)`, jitted per Env."""
+    return jax.vmap(env.reset)(keys)
+
+
+# ----- dm_control's transitions ------------------------------------------------------------
 
 
 @dataclasses.dataclass
 class Transition:
     """A dm_control state, the action taken from it, and what followed."""
 
-    qpos: np.ndarray
-    qvel: np.ndarray
-    act: np.ndarray
-    time: float
-    variables: dict[str, np.ndarray]
+    start: DmState
+    start_observation: collections.OrderedDict
     action: np.ndarray
     observation: collections.OrderedDict
     reward: float
@@ -75,42 +185,32 @@ class Transition:
     next_qvel: np.ndarray
 
 
-def _dm_state(domain, task, dm_env):
-    p = dm_env.physics
-    return {
-        "qpos": np.array(p.data.qpos),
-        "qvel": np.array(p.data.qvel),
-        "act": np.array(p.data.act),
-        "time": float(p.data.time),
-        "variables": reference_variables(domain, task, p),
-    }
-
-
 def reference_transitions(
-    domain: str, task: str, n: int, seed: int = 0, steps_between: int = 7, overshoot: float = 1.2
+    env: Env, n: int, seed: int = 0, steps_between: int = 7, overshoot: float = 1.2
 ) -> list[Transition]:
-    """`n` transitions from dm_control's resets and random rollouts.
+    """`n` transitions from dm_control's resets and random rollouts of `env`'s task.
 
     Every `steps_between`-th state starts a new episode, so resets and
     mid-episode states are both covered. Actions are uniform over
     `overshoot` x the action range, so some exceed the bounds (clipping).
     """
-    dm_env = reference_env(domain, task, seed)
+    dm_env = reference_env(env.domain, env.task_name, seed)
     spec = dm_env.action_spec()
     rng = np.random.RandomState(seed + 1)
+    centre, half = (spec.maximum + spec.minimum) / 2, (spec.maximum - spec.minimum) / 2
     transitions = []
     timestep = None
     while len(transitions) < n:
         if timestep is None or timestep.last() or len(transitions) % steps_between == 0:
-            dm_env.reset()
-        state = _dm_state(domain, task, dm_env)
-        centre, half = (spec.maximum + spec.minimum) / 2, (spec.maximum - spec.minimum) / 2
+            timestep = dm_env.reset()
+        start, start_observation = DmState.capture(env, dm_env), timestep.observation
         action = centre + overshoot * half * rng.uniform(-1, 1, spec.shape)
         timestep = dm_env.step(action)
         p = dm_env.physics
         transitions.append(
             Transition(
-                **state,
+                start=start,
+                start_observation=start_observation,
                 action=action,
                 observation=timestep.observation,
                 reward=timestep.reward,
@@ -121,43 +221,80 @@ def reference_transitions(
     return transitions
 
 
-def reference_resets(domain: str, task: str, n: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """qpos, qvel and task variables of `n` dm_control resets, stacked."""
-    dm_env = reference_env(domain, task, seed)
+def reference_resets(env: Env, n: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """qpos, qvel, task variables and model fields of `n` dm_control resets, stacked."""
+    dm_env = reference_env(env.domain, env.task_name, seed)
     resets = []
     for _ in range(n):
         dm_env.reset()
-        state = _dm_state(domain, task, dm_env)
-        resets.append({"qpos": state["qpos"], "qvel": state["qvel"], **state["variables"]})
-    return jax.tree.map(lambda *xs: np.stack(xs), *resets)
+        s = DmState.capture(env, dm_env)
+        resets.append({"qpos": s.qpos, "qvel": s.qvel, **s.variables, **s.model_fields})
+    return _stack(resets)
+
+
+def reset_samples(states: State) -> dict[str, np.ndarray]:
+    """The same quantities as `reference_resets`, from a batch of our resets."""
+    return {
+        "qpos": np.asarray(states.data.qpos),
+        "qvel": np.asarray(states.data.qvel),
+        **{k: np.asarray(v) for k, v in states.variables.items()},
+        **{k: np.asarray(v) for k, v in states.model_fields.items()},
+    }
 
 
 # ----- the three engines ---------------------------------------------------------------
 
 
-def _stack(transitions: Sequence[Transition], field: str):
-    return jax.tree.map(lambda *xs: np.stack(xs), *[getattr(t, field) for t in transitions])
+def mjx_step_from(env: Env, transitions: Sequence[Transition]) -> tuple[State, State]:
+    """Ours: each start state injected (as `mirror` does), then stepped with its action.
+
+    Returns the injected (FIRST) states and the stepped ones, batched.
+    """
+    dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    starts = batched_inject(env, _stack([t.start for t in transitions]))
+    actions = jnp.asarray(_stack([t.action for t in transitions]), dtype)
+    return starts, batched_step(env, starts, actions)
 
 
-def mjx_step_from(env: Env, transitions: Sequence[Transition]):
-    """Ours: inject each state with `set_state`, step with its action (vmapped)."""
-    template = env.reset(jax.random.key(0))
+def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
+    """Raw MJX: stock `mjx.step` (x n_sub_steps) from each start state's data.
 
-    @jax.jit
-    @jax.vmap
-    def run(qpos, qvel, act, time, variables, action):
-        state = env.set_state(template, qpos, qvel, act if act.size else None, time, **variables)
-        nxt = env.step(state, action)
-        return nxt.observation, nxt.reward, nxt.data.qpos, nxt.data.qvel
+    The model is ours (identical to dm_control's) with the start's model fields
+    in place. Fields that MJX keeps static (e.g. `wrap_prm`) are compiled into
+    the model, so states are grouped by their values of those fields.
+    """
+    mj_model = compat.to_mjx_compatible(env.mj_model)
+    dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    static = [n for n in env.task.episode_model_fields if n in physics_lib.STATIC_MODEL_FIELDS]
+    groups: dict[bytes, list[int]] = collections.defaultdict(list)
+    for i, t in enumerate(transitions):
+        groups[b"".join(t.start.model_fields[n].tobytes() for n in static)].append(i)
+    qpos = np.zeros((len(transitions), env.mj_model.nq))
+    qvel = np.zeros((len(transitions), env.mj_model.nv))
 
-    return run(
-        _stack(transitions, "qpos"),
-        _stack(transitions, "qvel"),
-        _stack(transitions, "act"),
-        np.array([t.time for t in transitions]),
-        _stack(transitions, "variables"),
-        _stack(transitions, "action"),
-    )
+    blank = compat.put_data(mj_model, mujoco.MjData(mj_model))
+
+    def run(model, start, action):
+        leaves = {
+            k: jnp.asarray(v, dtype) for k, v in start.model_fields.items() if k not in static
+        }
+        data = _raw_data(blank, start, dtype).replace(ctrl=jnp.asarray(action, dtype))
+        model = model.replace(**leaves)
+        for _ in range(env.n_sub_steps):
+            data = mjx.step(model, data)
+        return data.qpos, data.qvel
+
+    step = jax.jit(jax.vmap(run, in_axes=(None, 0, 0)))
+    for indices in groups.values():
+        first = transitions[indices[0]].start
+        for name in static:
+            getattr(mj_model, name)[:] = first.model_fields[name]
+        model = compat.put_model(mj_model)
+        starts = _stack([transitions[i].start for i in indices])
+        actions = _stack([transitions[i].action for i in indices])
+        q, v = step(model, starts, actions)
+        qpos[indices], qvel[indices] = np.asarray(q), np.asarray(v)
+    return qpos, qvel
 
 
 class CpuPath:
@@ -167,42 +304,53 @@ class CpuPath:
         self.env = env
         self.model = compat.to_mjx_compatible(env.mj_model)
         self.data = mujoco.MjData(self.model)
-        self._original_wrap_prm = np.array(self.model.wrap_prm)
+        self._compiled = {
+            name: np.array(getattr(self.model, name)) for name in env.task.episode_model_fields
+        }
 
         @jax.jit
-        def observe(data, variables):
-            physics = Physics(env.mjx_model, data, env.names)
+        def observe(data, variables, model_fields):
+            physics = Physics.create(env.mjx_model, data, env.names, model_fields)
             return (
                 env.task.get_observation(physics, variables),
                 env.task.get_reward(physics, variables),
             )
 
         self._observe = observe
+        self.variables: dict[str, np.ndarray] = {}
+        self.model_fields: dict[str, np.ndarray] = {}
 
-    def set_state(self, qpos, qvel, act, time, variables):
-        """dm_control's `reset_context`: write the state, then a forward pass."""
+    def set_state(self, start: DmState):
+        """dm_control's `reset_context`: write the state and model, then a forward pass."""
         mujoco.mj_resetData(self.model, self.data)
-        # Per-episode model edits, written as dm_control writes them.
-        self.model.wrap_prm[:] = variables.get("wrap_prm", self._original_wrap_prm)
-        self.data.qpos[:], self.data.qvel[:] = qpos, qvel
-        if act.size:
-            self.data.act[:] = act
-        self.data.time = time
+        self.model_fields = {**self._compiled, **start.model_fields}
+        for name, value in self.model_fields.items():
+            getattr(self.model, name)[:] = value
+        self.variables = dict(start.variables)
+        self.data.qpos[:], self.data.qvel[:] = start.qpos, start.qvel
+        if start.act.size:
+            self.data.act[:] = start.act
+        self.data.time = start.time
+        self.data.qacc_warmstart[:] = start.warmstart
         flags = self.model.opt.disableflags
         self.model.opt.disableflags = flags | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
         mujoco.mj_forward(self.model, self.data)
         self.model.opt.disableflags = flags
 
-    def step(self, action, variables):
+    def step(self, action):
         """One control step; returns (observation, reward)."""
         self.data.ctrl[:] = action
         mujoco.mj_step(self.model, self.data, self.env.n_sub_steps)
         mujoco.mj_step1(self.model, self.data)
-        return self.observe(variables)
+        return self.observe()
 
-    def observe(self, variables):
+    def observe(self):
         data = mjx.put_data(self.model, self.data)
-        obs, reward = self._observe(data, {k: jnp.asarray(v) for k, v in variables.items()})
+        obs, reward = self._observe(
+            data,
+            {k: jnp.asarray(v) for k, v in self.variables.items()},
+            {k: jnp.asarray(v) for k, v in self.model_fields.items()},
+        )
         return jax.tree.map(np.asarray, obs), float(reward)
 
 
@@ -211,7 +359,12 @@ class CpuPath:
 
 @dataclasses.dataclass
 class ParityReport:
-    """Worst absolute differences from dm_control (ours = MJX, cpu = C MuJoCo)."""
+    """Worst absolute differences from dm_control after one step.
+
+    `ours` is the MJX env, `cpu` our model under C MuJoCo, `raw` stock
+    `mjx.step` (qpos and qvel only): raw MJX's own error against C MuJoCo,
+    which bounds what MJX can achieve on these states.
+    """
 
     domain: str
     task: str
@@ -219,11 +372,17 @@ class ParityReport:
     n_states: int
     ours: dict[str, float]
     cpu: dict[str, float]
+    raw: dict[str, float]
     episode: dict[str, Any] | None = None
 
     def worst(self) -> float:
         """The worst one-step difference, MJX or CPU path."""
         return max(max(self.ours.values()), max(self.cpu.values()))
+
+    def tolerance(self) -> float:
+        """The one-step target: 1e-9 in float64 (or 10x raw MJX's own error, if
+        larger); in float32, 1e-4 of each quantity's scale (`relative`)."""
+        return one_step_tolerance(self.dtype, self.raw)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -231,10 +390,15 @@ class ParityReport:
     def __str__(self) -> str:
         lines = [
             f"{self.domain}-{self.task}: {self.n_states} dm_control states, {self.dtype}",
-            f"  {'quantity':<22}{'MJX vs dm_control':>20}{'CPU vs dm_control':>20}",
+            (
+                f"  {'quantity':<22}{'MJX vs dm_control':>20}{'CPU vs dm_control':>20}"
+                f"{'raw mjx vs C':>16}"
+            ),
         ]
         for key in self.ours:
-            lines.append(f"  {key:<22}{self.ours[key]:>20.3e}{self.cpu[key]:>20.3e}")
+            cpu = f"{self.cpu[key]:>20.3e}" if key in self.cpu else f"{'':>20}"
+            raw = f"{self.raw[key]:>16.3e}" if key in self.raw else f"{'':>16}"
+            lines.append(f"  {key:<22}{self.ours[key]:>20.3e}{cpu}{raw}")
         if self.episode:
             e = self.episode
             lines.append(
@@ -242,76 +406,120 @@ class ParityReport:
                 f"on {e['constraint_steps']} steps): return dm_control {e['dm_control']:.9f}, "
                 f"MJX {e['ours']:.9f} (rel {e['ours_rel']:.2e}), "
                 f"CPU {e['cpu']:.9f} (rel {e['cpu_rel']:.2e}); worst observation difference "
-                f"MJX {e['ours_obs']:.2e}, CPU {e['cpu_obs']:.2e}"
+                f"MJX {e['ours_obs']:.2e}, CPU {e['cpu_obs']:.2e}; raw mjx qpos drift from C "
+                f"{e['raw_drift']:.2e} (after 100 steps {e['raw_drift_100']:.2e})"
             )
         return "\n".join(lines)
 
 
-def _worst(a, b) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)), initial=0))
+def _to_numpy(state: State) -> State:
+    """The state's arrays as NumPy arrays (its PRNG key dropped)."""
+    return jax.tree.map(np.asarray, state.replace(key=None))
 
 
-def step_parity(env: Env, transitions: Sequence[Transition]) -> tuple[dict, dict]:
-    """Worst differences after one step from each transition's state."""
-    obs, reward, qpos, qvel = jax.tree.map(np.asarray, mjx_step_from(env, transitions))
-    ours, cpu = collections.OrderedDict(), collections.OrderedDict()
+def one_step_tolerance(dtype: str, raw: dict[str, float]) -> float:
+    """The one-step target: float64, 1e-9 or 10x raw MJX's own error against C
+    MuJoCo on the same states, whichever is larger; float32, 1e-4 relative."""
+    if dtype == "float32":
+        return 1e-4
+    return max(1e-9, 10 * max(raw.values(), default=0.0))
+
+
+def _worst(a, b, relative: bool = False) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    worst = float(np.max(np.abs(a - b), initial=0))
+    if relative:
+        worst /= max(1.0, float(np.max(np.abs(b), initial=0)))
+    return worst
+
+
+def step_parity(
+    env: Env, transitions: Sequence[Transition], relative: bool = False, raw: bool = True
+) -> tuple[dict, dict, dict]:
+    """Worst differences from dm_control after one step from each transition's state.
+
+    Returns (ours, cpu, raw) dicts. `ours` also holds `reset_obs/KEY`, the
+    observation of the injected states that dm_control had just reset, against
+    dm_control's reset observation. With `relative`, each worst difference is
+    divided by the quantity's scale, max(1, max |dm_control's value|). With
+    `raw=False`, stock MJX is not run (an empty `raw`).
+    """
+    first, nxt = (_to_numpy(s) for s in mjx_step_from(env, transitions))
+    dm_obs = _stack([t.observation for t in transitions])
+    ours = collections.OrderedDict()
     for key in transitions[0].observation:
-        ours[f"obs/{key}"] = _worst(obs[key], _stack(transitions, "observation")[key])
-    ours["reward"] = _worst(reward, [t.reward for t in transitions])
-    ours["qpos"] = _worst(qpos, _stack(transitions, "next_qpos"))
-    ours["qvel"] = _worst(qvel, _stack(transitions, "next_qvel"))
+        ours[f"obs/{key}"] = _worst(nxt.observation[key], dm_obs[key], relative)
+    ours["reward"] = _worst(nxt.reward, [t.reward for t in transitions], relative)
+    ours["qpos"] = _worst(nxt.data.qpos, _stack([t.next_qpos for t in transitions]), relative)
+    ours["qvel"] = _worst(nxt.data.qvel, _stack([t.next_qvel for t in transitions]), relative)
+    resets = [i for i, t in enumerate(transitions) if t.start.step == 0]
+    for key in transitions[0].observation:
+        dm_first = _stack([transitions[i].start_observation[key] for i in resets])
+        ours[f"reset_obs/{key}"] = _worst(first.observation[key][resets], dm_first, relative)
+
+    raw_report = {}
+    if raw:
+        raw_qpos, raw_qvel = raw_mjx_step_from(env, transitions)
+        raw_report = {
+            "qpos": _worst(raw_qpos, _stack([t.next_qpos for t in transitions]), relative),
+            "qvel": _worst(raw_qvel, _stack([t.next_qvel for t in transitions]), relative),
+        }
 
     path = CpuPath(env)
     worst = collections.defaultdict(float)
     for t in transitions:
-        path.set_state(t.qpos, t.qvel, t.act, t.time, t.variables)
-        o, r = path.step(t.action, t.variables)
+        path.set_state(t.start)
+        o, r = path.step(t.action)
         for key in o:
-            worst[f"obs/{key}"] = max(worst[f"obs/{key}"], _worst(o[key], t.observation[key]))
-        worst["reward"] = max(worst["reward"], _worst(r, t.reward))
-        worst["qpos"] = max(worst["qpos"], _worst(path.data.qpos, t.next_qpos))
-        worst["qvel"] = max(worst["qvel"], _worst(path.data.qvel, t.next_qvel))
-    cpu.update((k, worst[k]) for k in ours)
-    return dict(ours), dict(cpu)
+            worst[f"obs/{key}"] = max(
+                worst[f"obs/{key}"], _worst(o[key], t.observation[key], relative)
+            )
+        worst["reward"] = max(worst["reward"], _worst(r, t.reward, relative))
+        worst["qpos"] = max(worst["qpos"], _worst(path.data.qpos, t.next_qpos, relative))
+        worst["qvel"] = max(worst["qvel"], _worst(path.data.qvel, t.next_qvel, relative))
+    cpu = {k: worst[k] for k in ours if not k.startswith("reset_obs/")}
+    return dict(ours), cpu, raw_report
 
 
-def episode_parity(
-    env: Env, seed: int = 0, steps: int | None = None, amplitude: float = 1.0
-) -> dict[str, Any]:
-    """One episode from a dm_control reset under fixed actions, three ways.
-
-    The actions are a smooth, deterministic sequence (sums of sines) scaled by
-    `amplitude` within the action range, identical for the three engines.
-    Reports the returns, the worst observation difference over the episode,
-    and how many steps dm_control had active constraints (joint limits):
-    there the solvers agree only to their tolerance, which chaotic dynamics
-    then amplify.
-    """
-    dm_env = reference_env(env.domain, env.task_name, seed)
-    dm_env.reset()
-    start = _dm_state(env.domain, env.task_name, dm_env)
-    steps = steps or env.episode_length
-    spec = dm_env.action_spec()
+def smooth_actions(spec, steps: int, amplitude: float = 1.0) -> np.ndarray:
+    """A smooth, deterministic action sequence (sums of sines) within the range."""
     t = np.arange(steps)[:, None]
     phase = np.arange(spec.shape[0])[None, :]
     wave = np.clip(
         amplitude * (0.8 * np.sin(0.05 * t + phase) + 0.3 * np.sin(0.31 * t + 2 * phase)), -1, 1
     )
-    actions = wave * (spec.maximum - spec.minimum) / 2 + (spec.maximum + spec.minimum) / 2
+    return wave * (spec.maximum - spec.minimum) / 2 + (spec.maximum + spec.minimum) / 2
 
-    dm_obs, dm_rewards, constraint_steps = [], [], 0
+
+def episode_parity(
+    env: Env, seed: int = 0, steps: int | None = None, amplitude: float = 1.0
+) -> dict[str, Any]:
+    """One episode from a dm_control reset under fixed actions, four ways.
+
+    The actions are `smooth_actions`, identical for every engine. Reports the
+    returns, the worst observation difference over the episode, how many steps
+    dm_control had active constraints (there the solvers agree only to their
+    tolerance, which chaotic dynamics then amplify), and how far stock
+    `mjx.step` drifts from C MuJoCo over the same episode (`raw_drift`, the
+    worst qpos difference; `raw_drift_100` after 100 control steps).
+    """
+    dm_env = reference_env(env.domain, env.task_name, seed)
+    dm_env.reset()
+    start = DmState.capture(env, dm_env)
+    steps = steps or env.episode_length
+    actions = smooth_actions(dm_env.action_spec(), steps, amplitude)
+
+    dm_obs, dm_rewards, dm_qpos, constraint_steps = [], [], [], 0
     for a in actions:
         timestep = dm_env.step(a)
         dm_obs.append(timestep.observation)
         dm_rewards.append(timestep.reward)
+        dm_qpos.append(np.array(dm_env.physics.data.qpos))
         constraint_steps += int(dm_env.physics.data.nefc > 0)
-    dm_obs = jax.tree.map(lambda *xs: np.stack(xs), *dm_obs)
+    dm_obs, dm_qpos = _stack(dm_obs), np.stack(dm_qpos)
 
-    template = env.reset(jax.random.key(0))
-    act = start["act"] if start["act"].size else None
-    state = env.set_state(
-        template, start["qpos"], start["qvel"], act, start["time"], **start["variables"]
-    )
+    state = jax.jit(lambda s: inject(env, s))(start)
+    dtype = state.data.qpos.dtype
 
     @jax.jit
     def rollout(state, actions):
@@ -321,18 +529,18 @@ def episode_parity(
 
         return jax.lax.scan(body, state, actions)[1]
 
-    ours_obs, ours_rewards = jax.tree.map(
-        np.asarray, rollout(state, jnp.asarray(actions, state.data.qpos.dtype))
-    )
+    ours_obs, ours_rewards = jax.tree.map(np.asarray, rollout(state, jnp.asarray(actions, dtype)))
+    raw_qpos = _raw_rollout(env, start, actions)
 
     path = CpuPath(env)
-    path.set_state(start["qpos"], start["qvel"], start["act"], start["time"], start["variables"])
-    cpu = [path.step(a, start["variables"]) for a in actions]
-    cpu_obs = jax.tree.map(lambda *xs: np.stack(xs), *[o for o, _ in cpu])
+    path.set_state(start)
+    cpu = [path.step(a) for a in actions]
+    cpu_obs = _stack([o for o, _ in cpu])
 
     dm_return = float(np.sum(dm_rewards))
     ours, cpu_return = float(np.sum(ours_rewards)), float(sum(r for _, r in cpu))
     scale = max(abs(dm_return), 1e-12)
+    drift = np.max(np.abs(raw_qpos - dm_qpos), axis=1)
     return {
         "steps": steps,
         "amplitude": amplitude,
@@ -344,7 +552,42 @@ def episode_parity(
         "cpu_rel": abs(cpu_return - dm_return) / scale,
         "ours_obs": max(_worst(ours_obs[k], dm_obs[k]) for k in dm_obs),
         "cpu_obs": max(_worst(cpu_obs[k], dm_obs[k]) for k in dm_obs),
+        "raw_drift": float(drift.max()),
+        "raw_drift_100": float(drift[: min(100, steps)].max()),
     }
+
+
+def _raw_data(blank: mjx.Data, start: DmState, dtype) -> mjx.Data:
+    """MJX data at `start`'s state, as `mj_step` would begin from it."""
+    data = blank.replace(
+        qpos=jnp.asarray(start.qpos, dtype),
+        qvel=jnp.asarray(start.qvel, dtype),
+        time=jnp.asarray(start.time, dtype),
+        qacc_warmstart=jnp.asarray(start.warmstart, dtype),
+    )
+    return data.replace(act=jnp.asarray(start.act, dtype)) if start.act.size else data
+
+
+def _raw_rollout(env: Env, start: DmState, actions: np.ndarray) -> np.ndarray:
+    """qpos after each control step of stock `mjx.step`, from `start`."""
+    mj_model = compat.to_mjx_compatible(env.mj_model)
+    for name, value in start.model_fields.items():
+        getattr(mj_model, name)[:] = value
+    model = compat.put_model(mj_model)
+    dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    data = _raw_data(compat.put_data(mj_model, mujoco.MjData(mj_model)), start, dtype)
+    data = jax.jit(mjx.forward)(model, data)  # derived fields in mjx.step's own dtypes
+
+    @jax.jit
+    def rollout(data, actions):
+        def body(d, a):
+            d = d.replace(ctrl=a)
+            d, _ = jax.lax.scan(lambda d, _: (mjx.step(model, d), None), d, None, env.n_sub_steps)
+            return d, d.qpos
+
+        return jax.lax.scan(body, data, actions)[1]
+
+    return np.asarray(rollout(data, jnp.asarray(actions, dtype)))
 
 
 def check(
@@ -366,11 +609,11 @@ def check(
       episode: also compare a whole episode under fixed actions.
       amplitude: scale of the episode's actions, in (0, 1].
     """
-    transitions = reference_transitions(domain, task, n_states, seed)
-    with jax.enable_x64(x64):
+    with precision(x64):
         env = jaxcontrol.load(domain, task)
-        ours, cpu = step_parity(env, transitions)
+        transitions = reference_transitions(env, n_states, seed)
+        ours, cpu, raw = step_parity(env, transitions, relative=not x64, raw=x64)
         episode_report = episode_parity(env, seed, amplitude=amplitude) if episode else None
     return ParityReport(
-        domain, task, "float64" if x64 else "float32", n_states, ours, cpu, episode_report
+        domain, task, "float64" if x64 else "float32", n_states, ours, cpu, raw, episode_report
     )

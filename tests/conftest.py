@@ -1,10 +1,24 @@
-"""Shared test setup: no display for dm_control, task parameterisation."""
+"""Shared test setup: no display for dm_control, task parameterisation, test tiers.
+
+Tiers (README, "Tests"):
+  * default (CI): every test not marked `slow` or `full`;
+  * full (`-m full`): the expensive per-task parity (PARITY.md's figures);
+  * slow (`-m slow`): the learners' learning tests.
+
+Every test that takes `task` is parameterised over the registry. A task's
+tests run back to back on one xdist worker (one group per task), and when the
+worker moves on to the next task its compiled executables are released, so a
+worker that compiles all 51 models never piles them up (compiled code filling
+`vm.max_map_count` once broke a long-lived process here).
+"""
 
 import os
 
 os.environ.setdefault("MUJOCO_GL", "disable")
 
+import jax
 import pytest
+from pertask import clear_task_caches, task_cache
 
 import jaxcontrol
 
@@ -15,7 +29,12 @@ def pytest_addoption(parser):
     parser.addoption(
         "--tasks",
         default=None,
-        help="comma-separated DOMAIN-TASK list to restrict the per-task battery",
+        help="comma-separated DOMAIN-TASK list to restrict the per-task tests",
+    )
+    parser.addoption(
+        "--parity-records",
+        default="parity_records",
+        help="directory where the full tier writes each task's PARITY.md record",
     )
 
 
@@ -26,15 +45,63 @@ def pytest_generate_tests(metafunc):
         wanted = metafunc.config.getoption("--tasks")
         if wanted:
             chosen = set(wanted.split(","))
+            unknown = chosen - set(TASK_IDS)
+            if unknown:
+                raise pytest.UsageError(f"unknown --tasks {sorted(unknown)}; valid: {TASK_IDS}")
             tasks = [dt for dt in tasks if f"{dt[0]}-{dt[1]}" in chosen]
         metafunc.parametrize("task", tasks, ids=[f"{d}-{t}" for d, t in tasks], scope="module")
 
 
+def _task_of(item):
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "task" in callspec.params:
+        return callspec.params["task"]
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the markers
 def pytest_collection_modifyitems(config, items):
-    """Keeps each task's tests on one xdist worker, so its fixtures build once."""
+    """One xdist group per task, and a task's tests contiguous in the run order."""
+    order = {task: i for i, task in enumerate(jaxcontrol.ALL_TASKS)}
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and "task" in callspec.params:
-            domain, task = callspec.params["task"]
-            item.add_marker(pytest.mark.xdist_group(f"{domain}-{task}"))
+        task = _task_of(item)
+        if task is not None:
+            item.add_marker(pytest.mark.xdist_group("{}-{}".format(*task)))
+    # Stable: within a task, files and tests keep their order; tests without a
+    # task come last.
+    items.sort(key=lambda item: order.get(_task_of(item), len(order)))
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """Releases a task's compiled code once the worker moves on to another task."""
+    task = _task_of(item)
+    if task is not None and (nextitem is None or _task_of(nextitem) != task):
+        clear_task_caches()
+        jax.clear_caches()
+
+
+@pytest.fixture(scope="module")
+def full_record(task, request):
+    """Returns piece -> measured dict for the task's full-tier parity record.
+
+    Each piece is measured once per task (cached) and merged into the task's
+    record file under --parity-records, from which `jaxcontrol parity
+    --render` writes PARITY.md.
+    """
+    directory = request.config.getoption("--parity-records")
+
+    def piece(name):
+        return _full_piece(task, name, directory)
+
+    return piece
+
+
+@task_cache
+def _full_piece(task, name, directory):
+    from jaxcontrol import parity
+
+    result = parity.measure_piece(*task, name)
+    parity.write_record(
+        directory, {"task": "{}-{}".format(*task), **parity.provenance(), name: result}
+    )
+    return result

@@ -1,0 +1,496 @@
+"""A task's full parity record: every figure of PARITY.md, measured against dm_control.
+
+`measure(domain, task)` runs the full tier's measurements for one task, in
+one process (float64 and float32 alike):
+  * one_step_float64 / one_step_float32: one step from 24 dm_control states
+    (`equivalence.step_parity`), with stock MJX's own error against C MuJoCo;
+  * episode: a float64 1000-step episode under a fixed smooth action sequence,
+    with how far stock MJX itself drifts from C MuJoCo over it;
+  * resets: two-sample Kolmogorov-Smirnov p-values, per state coordinate and
+    per-episode quantity, of our resets against dm_control's;
+  * returns: episode returns under three open-loop policies (zero, sinusoid,
+    bang-bang), each side from its own resets, compared by a z-score;
+  * soak: 1024 environments x 1000 random-action steps in float32, counting
+    non-finite states.
+`targets(record, task)` lists every target a record misses; `render` writes
+PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
+targets and writes the records; `jaxcontrol parity` renders them:
+
+    python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
+    python -m jaxcontrol parity --render                # writes PARITY.md
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import pathlib
+import platform
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxcontrol
+from jaxcontrol import equivalence
+from jaxcontrol.core import Env, StepType
+
+N_STATES = 24
+EPISODE_AMPLITUDE = 0.3
+RESETS_OURS, RESETS_REFERENCE = 1024, 600
+RETURN_EPISODES = 64
+SOAK_ENVS, SOAK_STEPS, SOAK_TWINS = 1024, 1000, 8
+KS_THRESHOLD = 1e-3
+Z_THRESHOLD = 4.0
+EPISODE_EXACT_RTOL = 1e-6
+RAW_EXACT_DRIFT = 1e-9
+POLICIES = ("zero", "sinusoid", "bang_bang")
+
+
+# ----- the pieces ----------------------------------------------------------------------------
+
+
+def one_step(env: Env, x64: bool, n_states: int = N_STATES, seed: int = 0) -> dict[str, Any]:
+    """One-step parity from `n_states` dm_control states (call inside the right x64 mode)."""
+    transitions = equivalence.reference_transitions(env, n_states, seed)
+    ours, cpu, raw = equivalence.step_parity(env, transitions, relative=not x64, raw=x64)
+    dtype = "float64" if x64 else "float32"
+    return {
+        "dtype": dtype,
+        "n_states": n_states,
+        "ours": ours,
+        "cpu": cpu,
+        "raw": raw,
+        "tolerance": equivalence.one_step_tolerance(dtype, raw),
+        "worst_ours": max(ours.values()),
+        "worst_cpu": max(cpu.values()),
+        "worst_raw": max(raw.values(), default=None),
+    }
+
+
+def episode(env: Env) -> dict[str, Any]:
+    """Float64 whole-episode parity, classed by what raw MJX achieves."""
+    report = equivalence.episode_parity(env, seed=0, amplitude=EPISODE_AMPLITUDE)
+    report["measured_class"] = (
+        "exact" if report["raw_drift"] <= RAW_EXACT_DRIFT else "distributional"
+    )
+    report["declared_class"] = env.task.episode_parity
+    return report
+
+
+def resets(env: Env, seed: int = 3) -> dict[str, Any]:
+    """KS p-values of our reset distribution against dm_control's, per coordinate."""
+    from scipy import stats
+
+    keys = jax.random.split(jax.random.key(11), RESETS_OURS)
+    ours = equivalence.reset_samples(equivalence.batched_reset(env, keys))
+    ref = equivalence.reference_resets(env, RESETS_REFERENCE, seed)
+    pvalues, constant_mismatch = {}, []
+    for name in ref:
+        a = ours[name].reshape(RESETS_OURS, -1)
+        b = ref[name].reshape(RESETS_REFERENCE, -1)
+        column_p = []
+        for column in range(b.shape[1]):
+            x, y = a[:, column], b[:, column]
+            if np.ptp(x) == 0 and np.ptp(y) == 0:
+                if not np.isclose(x[0], y[0], rtol=0, atol=1e-6):
+                    constant_mismatch.append(f"{name}[{column}]")
+                continue
+            column_p.append(float(stats.ks_2samp(x, y).pvalue))
+        pvalues[name] = min(column_p, default=1.0)
+    return {
+        "samples": [RESETS_OURS, RESETS_REFERENCE],
+        "names_match": sorted(ours) == sorted(ref),
+        "min_pvalue": pvalues,
+        "constant_mismatch": constant_mismatch,
+    }
+
+
+def open_loop_actions(spec, policy: str, steps: int) -> np.ndarray:
+    """An action sequence that depends only on time, within the action range."""
+    if policy == "zero":
+        return np.zeros((steps,) + spec.shape)
+    if policy == "sinusoid":
+        return equivalence.smooth_actions(spec, steps, amplitude=1.0)
+    if policy == "bang_bang":
+        t = np.arange(steps)[:, None]
+        phase = np.arange(spec.shape[0])[None, :]
+        return np.where(np.sin(0.1 * t + phase) >= 0, spec.maximum, spec.minimum)
+    raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
+
+
+def returns(env: Env, episodes: int = RETURN_EPISODES, seed: int = 5) -> dict[str, Any]:
+    """Returns under each open-loop policy, ours and dm_control's, and their z-scores."""
+    steps = env.episode_length
+    dm_env = equivalence.reference_env(env.domain, env.task_name, seed)
+    spec = dm_env.action_spec()
+    keys = jax.random.split(jax.random.key(seed), episodes)
+    out = {}
+    for policy in POLICIES:
+        actions = open_loop_actions(spec, policy, steps)
+        ours = np.asarray(_open_loop_returns(env, keys, jnp.asarray(actions, jnp.float32)))
+        ref = []
+        for _ in range(episodes):
+            dm_env.reset()
+            ref.append(sum(dm_env.step(a).reward for a in actions))
+        out[policy] = _z(ours, np.asarray(ref))
+    return out
+
+
+def _open_loop_returns(env: Env, keys: jax.Array, actions: jax.Array) -> jax.Array:
+    @jax.jit
+    def run(keys, actions):
+        states = jax.vmap(env.reset)(keys)
+
+        def body(states, action):
+            states = jax.vmap(env.step, in_axes=(0, None))(states, action)
+            return states, states.reward
+
+        return jax.lax.scan(body, states, actions)[1].sum(axis=0)
+
+    return run(keys, actions)
+
+
+def _z(ours: np.ndarray, ref: np.ndarray) -> dict[str, float]:
+    se = math.sqrt(ours.var(ddof=1) / len(ours) + ref.var(ddof=1) / len(ref))
+    gap = float(ours.mean() - ref.mean())
+    z = gap / se if se > 0 else (0.0 if abs(gap) < 1e-9 else math.inf)
+    return {
+        "ours_mean": float(ours.mean()),
+        "ours_stderr": float(ours.std(ddof=1) / math.sqrt(len(ours))),
+        "dm_control_mean": float(ref.mean()),
+        "dm_control_stderr": float(ref.std(ddof=1) / math.sqrt(len(ref))),
+        "z": z,
+    }
+
+
+def soak(env: Env, num_envs: int = SOAK_ENVS, steps: int = SOAK_STEPS) -> dict[str, Any]:
+    """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
+
+    Counts non-finite observations/rewards and diverged environments; checks
+    rewards lie in [0, 1], the episode ends by truncation (LAST exactly at the
+    time limit, discount 1) when it fits in `steps`, no observation entry stays
+    constant, and SOAK_TWINS extra environments replaying the first ones' keys
+    and actions stay bit-identical to them.
+    """
+    stats = _soak(env, jax.random.key(1), num_envs, steps)
+    stats = jax.tree.map(np.asarray, stats)
+    return {
+        "envs": num_envs,
+        "steps": num_envs * steps,
+        "nonfinite": int(stats["nonfinite"]),
+        "diverged": int(stats["diverged"]),
+        "reward_min": float(stats["reward_min"]),
+        "reward_max": float(stats["reward_max"]),
+        "ends_by_truncation": bool(stats["truncation_ok"]),
+        "constant_observations": [
+            key for key, same in stats["constant"].items() if bool(np.any(same))
+        ],
+        "twins_identical": bool(stats["twins_identical"]),
+    }
+
+
+def _soak(env, key, num_envs, steps):
+    @jax.jit
+    def run(key):
+        reset_key, action_key = jax.random.split(key)
+        keys = jax.random.split(reset_key, num_envs)
+        states = jax.vmap(env.reset)(jnp.concatenate([keys, keys[:SOAK_TWINS]]))
+        spec = env.action_spec()
+        limit = env.episode_length
+
+        def body(carry, action_key):
+            states, stats = carry
+            action = jax.random.uniform(
+                action_key, (num_envs,) + spec.shape, minval=spec.minimum, maxval=spec.maximum
+            )
+            action = jnp.concatenate([action, action[:SOAK_TWINS]])
+            states = jax.vmap(env.step)(states, action)
+            finite = jnp.isfinite(states.reward)
+            for value in states.observation.values():
+                finite &= jnp.all(jnp.isfinite(value.reshape(value.shape[0], -1)), axis=1)
+            expected = jnp.where(states.step >= limit, StepType.LAST, StepType.MID)
+            obs = states.observation
+            twins = [
+                jnp.array_equal(x[num_envs:], x[:SOAK_TWINS])
+                for x in jax.tree.leaves((obs, states.reward, states.data.qpos))
+            ]
+            stats = {
+                "nonfinite": stats["nonfinite"] + jnp.sum(~finite),
+                "diverged": stats["diverged"] + jnp.sum(states.diverged),
+                "reward_min": jnp.minimum(stats["reward_min"], states.reward.min()),
+                "reward_max": jnp.maximum(stats["reward_max"], states.reward.max()),
+                "truncation_ok": stats["truncation_ok"]
+                & jnp.all(states.step_type == expected)
+                & jnp.all(states.discount == 1),
+                "lo": jax.tree.map(lambda lo, x: jnp.minimum(lo, x.min(0)), stats["lo"], obs),
+                "hi": jax.tree.map(lambda hi, x: jnp.maximum(hi, x.max(0)), stats["hi"], obs),
+                "twins_identical": stats["twins_identical"] & jnp.all(jnp.stack(twins)),
+            }
+            return (states, stats), None
+
+        obs = states.observation
+        stats = {
+            "nonfinite": jnp.int32(0),
+            "diverged": jnp.int32(0),
+            "reward_min": jnp.float32(jnp.inf),
+            "reward_max": jnp.float32(-jnp.inf),
+            "truncation_ok": jnp.bool_(True),
+            "lo": jax.tree.map(lambda x: x.min(0), obs),
+            "hi": jax.tree.map(lambda x: x.max(0), obs),
+            "twins_identical": jnp.bool_(True),
+        }
+        (_, stats), _ = jax.lax.scan(body, (states, stats), jax.random.split(action_key, steps))
+        stats["constant"] = jax.tree.map(lambda lo, hi: lo == hi, stats.pop("lo"), stats.pop("hi"))
+        return stats
+
+    return run(key)
+
+
+# ----- the record --------------------------------------------------------------------------
+
+
+def _in_mode(x64: bool, piece: Callable[[Env], dict]) -> Callable[[str, str], dict]:
+    def run(domain: str, task: str) -> dict:
+        with equivalence.precision(x64):
+            return piece(jaxcontrol.load(domain, task))
+
+    return run
+
+
+PIECES: dict[str, Callable[[str, str], dict]] = {
+    "one_step_float64": _in_mode(True, lambda env: one_step(env, x64=True)),
+    "one_step_float32": _in_mode(False, lambda env: one_step(env, x64=False)),
+    "episode": _in_mode(True, episode),
+    "resets": _in_mode(False, resets),
+    "returns": _in_mode(False, returns),
+    "soak": _in_mode(False, soak),
+}
+
+
+def measure_piece(domain: str, task: str, piece: str) -> dict[str, Any]:
+    """One piece of the record, with the seconds it took."""
+    if piece not in PIECES:
+        raise ValueError(f"unknown piece {piece!r}; valid pieces: {', '.join(PIECES)}")
+    start = time.perf_counter()
+    result = PIECES[piece](domain, task)
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    return result
+
+
+def measure(domain: str, task: str, pieces: Iterable[str] = tuple(PIECES)) -> dict[str, Any]:
+    """The task's record: every piece, plus when and where it was measured."""
+    record = {"task": f"{domain}-{task}", **provenance()}
+    for piece in pieces:
+        record[piece] = measure_piece(domain, task, piece)
+    return record
+
+
+def provenance() -> dict[str, str]:
+    return {
+        "date": datetime.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, "
+        f"{jax.devices()[0].platform}",
+        "jax": jax.__version__,
+    }
+
+
+def missed_targets(record: dict[str, Any], required: Iterable[str] = tuple(PIECES)) -> list[str]:
+    """Every target of the contact-domains issue that `record` misses (empty: all met).
+
+    A `required` piece that was never measured counts as missed."""
+    unmeasured = [piece for piece in required if not record.get(piece)]
+    missed = [f"not measured: {', '.join(unmeasured)}"] if unmeasured else []
+    for dtype in ("float64", "float32"):
+        piece = record.get(f"one_step_{dtype}")
+        if piece:
+            for who in ("ours", "cpu"):
+                worst = piece[f"worst_{who}"]
+                if worst > piece["tolerance"]:
+                    missed.append(f"one step {dtype} {who}: {worst:.2e} > {piece['tolerance']:.2e}")
+    ep = record.get("episode")
+    if ep:
+        if ep["measured_class"] != ep["declared_class"]:
+            missed.append(
+                f"episode class declared {ep['declared_class']}, measured {ep['measured_class']} "
+                f"(raw MJX drift {ep['raw_drift']:.2e})"
+            )
+        if ep["measured_class"] == "exact" and ep["ours_rel"] > EPISODE_EXACT_RTOL:
+            missed.append(f"episode return rel {ep['ours_rel']:.2e} > {EPISODE_EXACT_RTOL}")
+        if ep["cpu_rel"] > 1e-12:
+            missed.append(f"CPU path episode return rel {ep['cpu_rel']:.2e} > 1e-12")
+    rs = record.get("resets")
+    if rs:
+        if not rs["names_match"]:
+            missed.append("reset quantities differ from dm_control's")
+        low = {k: p for k, p in rs["min_pvalue"].items() if p <= KS_THRESHOLD}
+        if low:
+            missed.append(f"reset KS p <= {KS_THRESHOLD}: {low}")
+        if rs["constant_mismatch"]:
+            missed.append(f"constant reset entries differ: {rs['constant_mismatch']}")
+    for policy, z in (record.get("returns") or {}).items():
+        if isinstance(z, dict) and not abs(z["z"]) <= Z_THRESHOLD:
+            missed.append(f"returns under {policy}: |z| = {abs(z['z']):.2f} > {Z_THRESHOLD}")
+    sk = record.get("soak")
+    if sk:
+        for key in ("nonfinite", "diverged"):
+            if sk[key]:
+                missed.append(f"soak: {sk[key]} {key}")
+        if not (0 <= sk["reward_min"] and sk["reward_max"] <= 1):
+            missed.append(f"soak: rewards in [{sk['reward_min']}, {sk['reward_max']}]")
+        if not sk["ends_by_truncation"]:
+            missed.append("soak: step types or discounts wrong")
+        if sk["constant_observations"]:
+            missed.append(f"soak: constant observations {sk['constant_observations']}")
+        if not sk["twins_identical"]:
+            missed.append("soak: twin environments diverged (nondeterminism)")
+    return missed
+
+
+# ----- PARITY.md ---------------------------------------------------------------------------
+
+
+def load_records(directory: str | pathlib.Path) -> list[dict[str, Any]]:
+    """Every registered task's record in `directory`, in registry order.
+
+    A task without a record file gets an empty record, so that it shows as
+    unmeasured rather than vanishing from PARITY.md."""
+    order = {f"{d}-{t}": i for i, (d, t) in enumerate(jaxcontrol.ALL_TASKS)}
+    records = {
+        r["task"]: r
+        for r in (json.loads(p.read_text()) for p in pathlib.Path(directory).glob("*.json"))
+    }
+    for name in order:
+        records.setdefault(name, {"task": name})
+    return sorted(records.values(), key=lambda r: order.get(r["task"], len(order)))
+
+
+def write_record(directory: str | pathlib.Path, record: dict[str, Any]) -> pathlib.Path:
+    """Writes (or merges into) the task's record file."""
+    path = pathlib.Path(directory) / f"{record['task']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**old, **record}, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def _e(value) -> str:
+    return "—" if value is None else f"{value:.1e}"
+
+
+def render(records: list[dict[str, Any]]) -> str:
+    """PARITY.md: one row per task with every figure, and the targets it misses."""
+    lines = [
+        "# Parity with dm_control",
+        "",
+        (
+            "Generated by `python -m jaxcontrol parity --render` from the records that the full "
+            "test tier (`python -m pytest -m full`) writes to `parity_records/`. Do not edit by "
+            "hand. Targets are those of the contact-domains issue; the notes under the table "
+            "explain each column."
+        ),
+        "",
+        (
+            "| task | one step f64: ours / CPU / raw MJX (tol) | one step f32 rel: ours / CPU "
+            "| episode f64: class, return rel ours / CPU, raw MJX drift (100 steps) "
+            "| resets: min KS p | returns \\|z\\|: zero / sine / bang "
+            "| soak: non-finite in steps | misses | measured |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        f64, f32 = r.get("one_step_float64", {}), r.get("one_step_float32", {})
+        ep, rs, rt, sk = r.get("episode"), r.get("resets"), r.get("returns"), r.get("soak")
+        one64 = (
+            f"{_e(f64.get('worst_ours'))} / {_e(f64.get('worst_cpu'))} / "
+            f"{_e(f64.get('worst_raw'))} ({_e(f64.get('tolerance'))})"
+            if f64
+            else "—"
+        )
+        one32 = f"{_e(f32.get('worst_ours'))} / {_e(f32.get('worst_cpu'))}" if f32 else "—"
+        episode = (
+            f"{ep['declared_class']}, {_e(ep['ours_rel'])} / {_e(ep['cpu_rel'])}, "
+            f"{_e(ep['raw_drift'])} ({_e(ep['raw_drift_100'])})"
+            if ep
+            else "—"
+        )
+        ks = f"{min(rs['min_pvalue'].values(), default=1.0):.3f}" if rs else "—"
+        zs = " / ".join(f"{abs(rt[p]['z']):.2f}" for p in POLICIES) if rt else "—"
+        soak_cell = f"{sk['nonfinite']} in {sk['steps']:.0e}" if sk else "—"
+        missed = missed_targets(r)
+        lines.append(
+            f"| {r['task']} | {one64} | {one32} | {episode} | {ks} | {zs} | {soak_cell} "
+            f"| {'; '.join(missed) if missed else 'none'} | {r.get('date', '?')} |"
+        )
+    lines += [
+        "",
+        (
+            "- **One step**: worst absolute difference from dm_control after one control step, over "
+            f"{N_STATES} states from dm_control's own resets and random rollouts (observation, "
+            "reward, next qpos and qvel), for our MJX env, our model under C MuJoCo (CPU), and "
+            "stock `mjx.step` (raw MJX, qpos/qvel). Float64 target: 1e-9, or 10x raw MJX's own "
+            "error if larger. Float32: relative to each quantity's scale, target 1e-4."
+        ),
+        (
+            f"- **Episode**: a 1000-step float64 episode under a smooth action sequence (amplitude "
+            f"{EPISODE_AMPLITUDE}) from a dm_control reset; relative difference of the return. "
+            f"'exact' tasks (raw MJX stays within {RAW_EXACT_DRIFT:g} of C MuJoCo) must agree "
+            f"within {EPISODE_EXACT_RTOL:g}; for 'distributional' ones raw MJX itself drifts and "
+            "the distribution tests are the gate. The class is declared on the task and checked "
+            "against the measurement."
+        ),
+        (
+            f"- **Resets**: two-sample KS tests per state coordinate and per-episode quantity, "
+            f"{RESETS_OURS} of our resets against {RESETS_REFERENCE} of dm_control's; target p > "
+            f"{KS_THRESHOLD:g}."
+        ),
+        (
+            f"- **Returns**: {RETURN_EPISODES} episodes per side, each from its own resets, under "
+            f"three open-loop policies; target |z| <= {Z_THRESHOLD:g}."
+        ),
+        (
+            f"- **Soak**: {SOAK_ENVS} environments x {SOAK_STEPS} random-action steps in float32; "
+            "target 0 non-finite states."
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`jaxcontrol parity`: measure tasks into records, or render PARITY.md."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="jaxcontrol parity",
+        description="Measure tasks' full parity records, or render PARITY.md from them.",
+    )
+    parser.add_argument("tasks", nargs="*", help="DOMAIN-TASK ids to measure (default: none)")
+    parser.add_argument("--records", default="parity_records", help="records directory")
+    parser.add_argument("--pieces", default=",".join(PIECES), help="comma-separated pieces")
+    parser.add_argument("--render", action="store_true", help="write PARITY.md from the records")
+    parser.add_argument("--out", default="PARITY.md", help="where --render writes")
+    args = parser.parse_args(argv)
+    valid = {f"{d}-{t}": (d, t) for d, t in jaxcontrol.ALL_TASKS}
+    unknown = [t for t in args.tasks if t not in valid]
+    pieces = [p for p in args.pieces.split(",") if p]
+    bad = [p for p in pieces if p not in PIECES]
+    if unknown or bad:
+        what = f"unknown tasks {unknown}" if unknown else f"unknown pieces {bad}"
+        print(f"jaxcontrol parity: {what}; valid: {', '.join(valid if unknown else PIECES)}")
+        return 2
+    status = 0
+    for name in args.tasks:
+        record = measure(*valid[name], pieces)
+        write_record(args.records, record)
+        missed = missed_targets(record, pieces)
+        print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
+        status |= bool(missed)
+    if args.render:
+        pathlib.Path(args.out).write_text(render(load_records(args.records)))
+        print(f"wrote {args.out}")
+    return status
