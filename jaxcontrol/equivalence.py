@@ -276,7 +276,9 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
 
     def run(model, start, action):
         leaves = {
-            k: jnp.asarray(v, dtype) for k, v in start.model_fields.items() if k not in static
+            k: jnp.asarray(v, dtype)
+            for k, v in start.model_fields.items()
+            if k in physics_lib.APPLIED_MODEL_FIELDS
         }
         data = _raw_data(blank, start, dtype).replace(ctrl=jnp.asarray(action, dtype))
         model = model.replace(**leaves)

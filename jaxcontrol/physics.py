@@ -274,12 +274,16 @@ class _Named:
 
 
 # Model fields that MJX 3.17 keeps static (NumPy) but that may still vary per
-# environment. `site_size` is read by MJX only through JAX indexing (touch
-# sensors), so a traced value works in its place; `wrap_prm` is consumed by NumPy
-# inside `mjx.tendon`, so the model keeps its compiled value and `tendon` below
-# recomputes the fixed tendons from the per-environment one.
+# environment. Both stay static in the MJX model, whose pytree cannot hold a
+# traced value in a static field (MJX vmaps over the model, e.g. in
+# `xfrc_accumulate`, and unflattening then fails). The per-environment value is
+# carried in `State.model_fields` and read through `physics.named.model`.
+# `wrap_prm` is consumed by NumPy inside `mjx.tendon`, so `tendon` below
+# recomputes the fixed tendons from the per-environment one. `site_size` reaches
+# the physics only through touch sensors' zones, which keep the compiled sizes
+# (known limitation: randomising a touch site's size does not change its zone).
 STATIC_MODEL_FIELDS = ("site_size", "wrap_prm")
-_KEPT_STATIC = ("wrap_prm",)
+_KEPT_STATIC = STATIC_MODEL_FIELDS
 
 
 def _mjx_leaves() -> set[str]:
@@ -325,7 +329,8 @@ def check_model_fields(names) -> None:
         )
 
 
-_APPLIED = frozenset(_mjx_leaves() | (set(STATIC_MODEL_FIELDS) - set(_KEPT_STATIC)))
+# Fields that the step writes into the MJX model (the rest are carried only).
+APPLIED_MODEL_FIELDS = frozenset(_mjx_leaves() | (set(STATIC_MODEL_FIELDS) - set(_KEPT_STATIC)))
 
 
 class _ModelView:
@@ -385,7 +390,7 @@ class Physics:
                 raise ValueError(
                     f"model field {name} must have shape {expected}, got {np.shape(value)}"
                 )
-        applied = {k: v for k, v in fields.items() if k in _APPLIED}
+        applied = {k: v for k, v in fields.items() if k in APPLIED_MODEL_FIELDS}
         return dataclasses.replace(
             self,
             model=self.model.replace(**applied) if applied else self.model,

@@ -16,7 +16,7 @@ import pytest
 from mujoco import mjx
 
 import jaxcontrol
-from jaxcontrol import mjcf
+from jaxcontrol import equivalence, mjcf
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import compat
 
@@ -33,7 +33,7 @@ def _random_data(env, key, count=8):
     MJX run op by op costs seconds per call)."""
     model = env.mjx_model
     kq, kv, kc = jax.random.split(key, 3)
-    base = env.reset(jax.random.key(0)).data
+    base = env.blank_state().data  # qpos0 after a forward pass (no reset to compile)
     shape = (count,)
     data = jax.vmap(
         lambda q, v, c: base.replace(qpos=base.qpos + q, qvel=v, ctrl=c),
@@ -58,12 +58,16 @@ def _assert_data_close(ours, theirs, rtol=1e-5, atol=1e-5):
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_forward_after_kinematics_matches_mjx_forward(domain):
-    env = _env(domain)
-    model = env.mjx_model
-    data = _random_data(env, jax.random.key(1))
-    ours = jax.jit(jax.vmap(lambda d: physics_lib.forward_after_kinematics(_physics(env, d))))(data)
-    theirs = jax.jit(jax.vmap(lambda d: mjx.forward(model, d)))(data)
-    _assert_data_close(ours, theirs)
+    """In float64: the random states are deep in contact, where float32's rounding
+    differences between two compiled programs reach 1e-5 of qacc (fish, humanoid)."""
+    with equivalence.precision(True):
+        env = _env(domain)
+        model = env.mjx_model
+        data = _random_data(env, jax.random.key(1))
+        forward = physics_lib.forward_after_kinematics
+        ours = jax.jit(jax.vmap(lambda d: forward(_physics(env, d))))(data)
+        theirs = jax.jit(jax.vmap(lambda d: mjx.forward(model, d)))(data)
+        _assert_data_close(ours, theirs, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("domain, n_sub_steps", [("pendulum", 3), ("acrobot", 1)])

@@ -1,3 +1,18 @@
 """Suite domains. Each module registers its tasks; domains are listed explicitly."""
 
-from jaxcontrol.tasks import acrobot, cartpole, pendulum, point_mass  # noqa: F401
+from jaxcontrol.tasks import (  # noqa: F401
+    acrobot,
+    ball_in_cup,
+    cartpole,
+    cheetah,
+    finger,
+    fish,
+    hopper,
+    humanoid,
+    manipulator,
+    pendulum,
+    point_mass,
+    reacher,
+    swimmer,
+    walker,
+)
