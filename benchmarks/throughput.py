@@ -88,6 +88,15 @@ def machine_info() -> dict[str, str]:
     }
 
 
+def expand_tasks(names: list[str]) -> list[str]:
+    """'all' and 'benchmarking' stand for those sets of registered tasks."""
+    sets = {"all": jaxcontrol.ALL_TASKS, "benchmarking": jaxcontrol.BENCHMARKING}
+    out = []
+    for name in names:
+        out += [f"{d}-{t}" for d, t in sets[name]] if name in sets else [name]
+    return out
+
+
 def split_name(name: str) -> tuple[str, str]:
     """'point_mass-easy' -> ('point_mass', 'easy'); domains use '_', not '-'."""
     domain, sep, task = name.partition("-")
@@ -218,7 +227,12 @@ def to_markdown(rows: list[dict], info: dict[str, str], command: str) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tasks", nargs="+", default=list(DEFAULT_TASKS), help="DOMAIN-TASK names")
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        default=list(DEFAULT_TASKS),
+        help="DOMAIN-TASK names, or 'all' / 'benchmarking' for every registered task of that set",
+    )
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 64, 256, 1024, 4096])
     parser.add_argument("--steps", type=int, default=200, help="scan length")
     parser.add_argument(
@@ -247,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(header + "\n" + "-" * len(header), flush=True)
     rows = []
-    for name in args.tasks:
+    for name in expand_tasks(args.tasks):
         domain, task = split_name(name)
         env = jaxcontrol.load(domain, task)
         dm_sps = (
