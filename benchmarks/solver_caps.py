@@ -125,8 +125,9 @@ def throughput(env, model, batch: int, steps: int, repeats: int = 3) -> float:
 
             def one(d, a):
                 d = d.replace(ctrl=a)
-                return jax.lax.scan(lambda d, _: (mjx.step(model, d), None), d, None,
-                                    env.n_sub_steps)[0]
+                return jax.lax.scan(
+                    lambda d, _: (mjx.step(model, d), None), d, None, env.n_sub_steps
+                )[0]
 
             return (jax.vmap(one)(datas, a), key), None
 
@@ -174,8 +175,10 @@ def main(argv=None) -> int:
         f"{args.task}: {args.rollouts} rollouts x {args.steps} steps from dm_control resets, "
         f"uniform random actions; speed at batch {args.batch} (float32, CPU)"
     )
-    print("| iterations / ls_iterations | worst qpos diff from C after 10 / 100 / "
-          f"{args.steps} steps (float64) | steps/s | speed-up | within 2x of dm_control's |")
+    print(
+        "| iterations / ls_iterations | worst qpos diff from C after 10 / 100 / "
+        f"{args.steps} steps (float64) | steps/s | speed-up | within 2x of dm_control's |"
+    )
     print("|---|---|---|---|---|")
     for setting in settings:
         err = errors[setting]
