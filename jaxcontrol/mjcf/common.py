@@ -34,8 +34,8 @@ def add_visual_settings(spec: mujoco.MjSpec) -> None:
     spec.visual.quality.shadowsize = 2048
 
 
-def add_textures(spec: mujoco.MjSpec) -> None:
-    """Adds the gradient skybox and the checkered 'grid' floor texture."""
+def add_skybox(spec: mujoco.MjSpec) -> None:
+    """Adds the suite's gradient skybox texture."""
     spec.add_texture(
         name="skybox",
         type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
@@ -47,6 +47,11 @@ def add_textures(spec: mujoco.MjSpec) -> None:
         mark=mujoco.mjtMark.mjMARK_RANDOM,
         markrgb=(1.0, 1.0, 1.0),
     )
+
+
+def add_textures(spec: mujoco.MjSpec) -> None:
+    """Adds the gradient skybox and the checkered 'grid' floor texture."""
+    add_skybox(spec)
     spec.add_texture(
         name="grid",
         type=mujoco.mjtTexture.mjTEXTURE_2D,

@@ -61,17 +61,7 @@ def _add_skybox_last(spec: mujoco.MjSpec) -> None:
     grid (0), skybox (1) instead of the usual skybox (0), grid (1).
     """
     spec.delete(spec.texture("skybox"))
-    spec.add_texture(
-        name="skybox",
-        type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
-        builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
-        rgb1=(0.4, 0.6, 0.8),
-        rgb2=(0.0, 0.0, 0.0),
-        width=800,
-        height=800,
-        mark=mujoco.mjtMark.mjMARK_RANDOM,
-        markrgb=(1.0, 1.0, 1.0),
-    )
+    common.add_skybox(spec)
 
 
 def _add_joint(body: mujoco.MjsBody, **kwargs) -> mujoco.MjsJoint:
