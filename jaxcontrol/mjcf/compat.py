@@ -8,6 +8,7 @@ each with why it is needed and why it does not change the task.
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 import jax
@@ -76,12 +77,15 @@ def put_data(mj_model: mujoco.MjModel, mj_data: mujoco.MjData) -> mjx.Data:
     """
     _register_collisions()
     data = mjx.put_data(mj_model, mj_data, device=local_device())
-    # MJX's collision builds contact geom ids as JAX's default int (int64 under
-    # x64) where put_data gives int32: match them, or a scan over steps (RK4's
-    # own, or ours over substeps) would change its carry's type.
-    contact = data._impl.contact
-    ids = {f"_impl.contact.{f}": getattr(contact, f) for f in ("geom", "geom1", "geom2")}
+    # MJX's collision and tendon passes build contact geom ids and tendon wrap
+    # indices as JAX's default int (int64 under x64) where put_data gives int32:
+    # match them, or a scan over steps (RK4's own, ours over substeps, or stock
+    # mjx.step's) would change its carry's type.
+    names = [f"contact.{f}" for f in ("geom", "geom1", "geom2")]
+    names += ["ten_wrapadr", "ten_wrapnum", "wrap_obj"]
     int_ = jax.dtypes.canonicalize_dtype(jnp.int64)
+    impl = data._impl
+    ids = {f"_impl.{n}": functools.reduce(getattr, n.split("."), impl) for n in names}
     return data.tree_replace({k: v.astype(int_) for k, v in ids.items()})
 
 
