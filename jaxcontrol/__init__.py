@@ -6,6 +6,10 @@ states = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 1024))
 states = jax.jit(jax.vmap(env.step))(states, actions)
 """
 
+from jaxcontrol import xla_flags as _xla_flags
+
+_xla_flags.apply()  # before anything can start JAX's CPU backend
+
 from jaxcontrol import tasks as _tasks  # noqa: F401  (registers the domains)
 from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.physics import Physics
