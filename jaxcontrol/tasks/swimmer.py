@@ -137,7 +137,4 @@ class Swimmer(Task):
 
 
 REGISTRY.add("swimmer", "swimmer6", Swimmer(n_links=6), tags=("benchmarking",))
-# swimmer15 is not registered yet: its one-step float32 body_velocities differ from
-# dm_control's by 2.6e-4 of their scale (target 1e-4); whether that is MJX's own
-# float32 error along the 15-link chain is still to be measured (NOTES.md).
-# Swimmer(n_links=15) builds and runs.
+REGISTRY.add("swimmer", "swimmer15", Swimmer(n_links=15), tags=("benchmarking",))
