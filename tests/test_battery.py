@@ -66,7 +66,8 @@ def rollout(env):
 
 def test_task_tests_share_one_xdist_worker(request, task):
     """Under `--dist loadgroup`, a task's tests form one group, so its rollout runs once."""
-    if request.config.getoption("dist", "no") != "loadgroup":
+    # xdist sets "dist" to "no" on its workers and keeps the mode as "loadgroup".
+    if not request.config.getoption("loadgroup", False):
         pytest.skip("not running under pytest-xdist --dist loadgroup")
     assert request.node.nodeid.endswith("@{}-{}".format(*task)), request.node.nodeid
 
