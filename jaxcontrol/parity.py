@@ -11,7 +11,10 @@ one process (float64 and float32 alike):
   * returns: episode returns under three open-loop policies (zero, sinusoid,
     bang-bang), each side from its own resets, compared by a z-score;
   * soak: 1024 environments x 1000 random-action steps in float32, counting
-    non-finite states.
+    non-finite states, in shards of 128 environments.
+The long pieces (returns, per policy; soak, per shard) keep their finished parts
+in a `Progress` file beside the records, so that a run stopped midway (a session
+on a 2-core machine ends; humanoid's soak takes hours there) resumes where it was.
 `targets(record, task)` lists every target a record misses; `render` writes
 PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
 targets and writes the records; `jaxcontrol parity` renders them:
@@ -43,12 +46,60 @@ N_STATES = 24
 EPISODE_AMPLITUDE = 0.3
 RESETS_OURS, RESETS_REFERENCE = 1024, 600
 RETURN_EPISODES = 64
-SOAK_ENVS, SOAK_STEPS, SOAK_TWINS = 1024, 1000, 8
+SOAK_ENVS, SOAK_STEPS, SOAK_TWINS, SOAK_SHARDS = 1024, 1000, 8, 8
 KS_THRESHOLD = 1e-3
 Z_THRESHOLD = 4.0
 EPISODE_EXACT_RTOL = 1e-6
 RAW_EXACT_DRIFT = 1e-9
 POLICIES = ("zero", "sinusoid", "bang_bang")
+
+
+# ----- resumable parts -----------------------------------------------------------------------
+
+
+class Progress:
+    """Finished parts of one long piece, kept in a JSON file until the piece completes.
+
+    Parts are reused only under the same `config` (sizes, seeds, JAX version), so
+    a changed measurement never mixes with an old one. `Progress(None)` keeps
+    nothing (every part is measured)."""
+
+    def __init__(self, path: str | pathlib.Path | None, config: dict[str, Any] | None = None):
+        self.path = None if path is None else pathlib.Path(path)
+        self.config = {**(config or {}), "jax": jax.__version__}
+        self.parts: dict[str, Any] = {}
+        self.seconds: dict[str, float] = {}  # what each part took when it was measured
+        self.resumed: list[str] = []
+        if self.path is not None and self.path.exists():
+            saved = json.loads(self.path.read_text())
+            if saved.get("config") == self.config:
+                self.parts, self.seconds = saved["parts"], saved["seconds"]
+
+    def part(self, name: str, measure: Callable[..., Any], *args: Any) -> Any:
+        """The saved part `name`, or `measure(*args)`, saved before it is returned."""
+        if name in self.parts:
+            self.resumed.append(name)
+            return self.parts[name]
+        start = time.perf_counter()
+        self.parts[name] = measure(*args)
+        self.seconds[name] = round(time.perf_counter() - start, 1)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            saved = {"config": self.config, "parts": self.parts, "seconds": self.seconds}
+            tmp.write_text(json.dumps(saved))
+            tmp.replace(self.path)
+        return self.parts[name]
+
+    def done(self) -> None:
+        """The piece is complete: its record holds the result, so the parts go."""
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+def progress_path(records: str | pathlib.Path | None, task: str, piece: str):
+    """Where a piece's parts are kept: `<records>/progress/<task>-<piece>.json`."""
+    return None if records is None else pathlib.Path(records) / "progress" / f"{task}-{piece}.json"
 
 
 # ----- the pieces ----------------------------------------------------------------------------
@@ -123,25 +174,39 @@ def open_loop_actions(spec, policy: str, steps: int) -> np.ndarray:
     raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
 
 
-def returns(env: Env, episodes: int = RETURN_EPISODES, seed: int = 5) -> dict[str, Any]:
-    """Returns under each open-loop policy, ours and dm_control's, and their z-scores."""
-    steps = env.episode_length
-    dm_env = equivalence.reference_env(env.domain, env.task_name, seed)
-    spec = dm_env.action_spec()
-    keys = jax.random.split(jax.random.key(seed), episodes)
+def returns(
+    env: Env, episodes: int = RETURN_EPISODES, seed: int = 5, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Returns under each open-loop policy, ours and dm_control's, and their z-scores.
+
+    Each policy draws its own resets on both sides (seeded by the policy's index),
+    so that a resumed run measures exactly what an uninterrupted one would."""
+    progress = progress or Progress(None)
+    run = _open_loop_returns(env)
     out = {}
-    for policy in POLICIES:
-        actions = open_loop_actions(spec, policy, steps)
-        ours = np.asarray(_open_loop_returns(env, keys, jnp.asarray(actions, jnp.float32)))
-        ref = []
-        for _ in range(episodes):
-            dm_env.reset()
-            ref.append(sum(dm_env.step(a).reward for a in actions))
-        out[policy] = _z(ours, np.asarray(ref))
+    for index, policy in enumerate(POLICIES):
+        out[policy] = progress.part(
+            policy, _policy_returns, env, run, policy, episodes, seed + index
+        )
+    progress.done()
     return out
 
 
-def _open_loop_returns(env: Env, keys: jax.Array, actions: jax.Array) -> jax.Array:
+def _policy_returns(env: Env, run, policy: str, episodes: int, seed: int) -> dict[str, float]:
+    dm_env = equivalence.reference_env(env.domain, env.task_name, seed)
+    actions = open_loop_actions(dm_env.action_spec(), policy, env.episode_length)
+    keys = jax.random.split(jax.random.key(seed), episodes)
+    ours = np.asarray(run(keys, jnp.asarray(actions, jnp.float32)))
+    ref = []
+    for _ in range(episodes):
+        dm_env.reset()
+        ref.append(sum(dm_env.step(a).reward for a in actions))
+    return _z(ours, np.asarray(ref))
+
+
+def _open_loop_returns(env: Env) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """A jitted `(keys, actions) -> returns` of episodes under one action sequence."""
+
     @jax.jit
     def run(keys, actions):
         states = jax.vmap(env.reset)(keys)
@@ -152,7 +217,7 @@ def _open_loop_returns(env: Env, keys: jax.Array, actions: jax.Array) -> jax.Arr
 
         return jax.lax.scan(body, states, actions)[1].sum(axis=0)
 
-    return run(keys, actions)
+    return run
 
 
 def _z(ours: np.ndarray, ref: np.ndarray) -> dict[str, float]:
@@ -168,33 +233,55 @@ def _z(ours: np.ndarray, ref: np.ndarray) -> dict[str, float]:
     }
 
 
-def soak(env: Env, num_envs: int = SOAK_ENVS, steps: int = SOAK_STEPS) -> dict[str, Any]:
+def soak(
+    env: Env,
+    num_envs: int = SOAK_ENVS,
+    steps: int = SOAK_STEPS,
+    shards: int = SOAK_SHARDS,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
 
     Counts non-finite observations/rewards and diverged environments; checks
     rewards lie in [0, 1], the episode ends by truncation (LAST exactly at the
     time limit, discount 1) when it fits in `steps`, no observation entry stays
     constant, and SOAK_TWINS extra environments replaying the first ones' keys
-    and actions stay bit-identical to them.
+    and actions stay bit-identical to them. The environments run in `shards`
+    equal batches (one compile), each from its own key, each a resumable part.
     """
-    stats = _soak(env, jax.random.key(1), num_envs, steps)
-    stats = jax.tree.map(np.asarray, stats)
+    if num_envs % shards:
+        raise ValueError(f"num_envs={num_envs} must be a multiple of shards={shards}")
+    progress = progress or Progress(None)
+    run = _soak(env, num_envs // shards, steps)
+    parts = [progress.part(f"shard{shard}", _soak_shard, run, shard) for shard in range(shards)]
+    progress.done()
+    lo = {k: np.min([p["lo"][k] for p in parts], axis=0) for k in parts[0]["lo"]}
+    hi = {k: np.max([p["hi"][k] for p in parts], axis=0) for k in parts[0]["hi"]}
     return {
         "envs": num_envs,
+        "shards": shards,
         "steps": num_envs * steps,
-        "nonfinite": int(stats["nonfinite"]),
-        "diverged": int(stats["diverged"]),
-        "reward_min": float(stats["reward_min"]),
-        "reward_max": float(stats["reward_max"]),
-        "ends_by_truncation": bool(stats["truncation_ok"]),
-        "constant_observations": [
-            key for key, same in stats["constant"].items() if bool(np.any(same))
-        ],
-        "twins_identical": bool(stats["twins_identical"]),
+        "nonfinite": sum(p["nonfinite"] for p in parts),
+        "diverged": sum(p["diverged"] for p in parts),
+        "reward_min": min(p["reward_min"] for p in parts),
+        "reward_max": max(p["reward_max"] for p in parts),
+        "ends_by_truncation": all(p["truncation_ok"] for p in parts),
+        "constant_observations": [key for key in lo if bool(np.any(lo[key] == hi[key]))],
+        "twins_identical": all(p["twins_identical"] for p in parts),
     }
 
 
-def _soak(env, key, num_envs, steps):
+def _soak_shard(run: Callable[[jax.Array], dict[str, Any]], shard: int) -> dict[str, Any]:
+    """One shard's statistics, as JSON-ready Python values."""
+    stats = jax.tree.map(np.asarray, run(jax.random.fold_in(jax.random.key(1), shard)))
+    out = {k: v.item() for k, v in stats.items() if k not in ("lo", "hi")}
+    out.update({k: {name: x.tolist() for name, x in stats[k].items()} for k in ("lo", "hi")})
+    return out
+
+
+def _soak(env: Env, num_envs: int, steps: int) -> Callable[[jax.Array], dict[str, Any]]:
+    """A jitted `key -> statistics` of one batch of `num_envs` (+ twins) soaking."""
+
     @jax.jit
     def run(key):
         reset_key, action_key = jax.random.split(key)
@@ -245,48 +332,71 @@ def _soak(env, key, num_envs, steps):
             "twins_identical": jnp.bool_(True),
         }
         (_, stats), _ = jax.lax.scan(body, (states, stats), jax.random.split(action_key, steps))
-        stats["constant"] = jax.tree.map(lambda lo, hi: lo == hi, stats.pop("lo"), stats.pop("hi"))
         return stats
 
-    return run(key)
+    return run
 
 
 # ----- the record --------------------------------------------------------------------------
 
 
-def _in_mode(x64: bool, piece: Callable[[Env], dict]) -> Callable[[str, str], dict]:
-    def run(domain: str, task: str) -> dict:
+Piece = Callable[[str, str, Progress], dict]
+
+
+def _in_mode(x64: bool, piece: Callable[..., dict], resumable: bool = False) -> Piece:
+    def run(domain: str, task: str, progress: Progress) -> dict:
         with equivalence.precision(x64):
-            return piece(jaxcontrol.load(domain, task))
+            env = jaxcontrol.load(domain, task)
+            return piece(env, progress=progress) if resumable else piece(env)
 
     return run
 
 
-PIECES: dict[str, Callable[[str, str], dict]] = {
+PIECES: dict[str, Piece] = {
     "one_step_float64": _in_mode(True, lambda env: one_step(env, x64=True)),
     "one_step_float32": _in_mode(False, lambda env: one_step(env, x64=False)),
     "episode": _in_mode(True, episode),
     "resets": _in_mode(False, resets),
-    "returns": _in_mode(False, returns),
-    "soak": _in_mode(False, soak),
+    "returns": _in_mode(False, returns, resumable=True),
+    "soak": _in_mode(False, soak, resumable=True),
 }
 
 
-def measure_piece(domain: str, task: str, piece: str) -> dict[str, Any]:
-    """One piece of the record, with the seconds it took."""
+def measure_piece(
+    domain: str, task: str, piece: str, records: str | pathlib.Path | None = None
+) -> dict[str, Any]:
+    """One piece of the record, with the seconds it took.
+
+    With `records`, a resumable piece keeps its finished parts under
+    `<records>/progress/` and picks them up again if it was stopped midway."""
     if piece not in PIECES:
         raise ValueError(f"unknown piece {piece!r}; valid pieces: {', '.join(PIECES)}")
+    name = f"{domain}-{task}"
+    config = {
+        "task": name,
+        "piece": piece,
+        "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS, SOAK_TWINS],
+    }
+    progress = Progress(progress_path(records, name, piece), config)
     start = time.perf_counter()
-    result = PIECES[piece](domain, task)
-    result["seconds"] = round(time.perf_counter() - start, 1)
+    result = PIECES[piece](domain, task, progress)
+    resumed = sum(progress.seconds.get(part, 0.0) for part in progress.resumed)
+    result["seconds"] = round(time.perf_counter() - start + resumed, 1)
+    if progress.resumed:
+        result["resumed_parts"] = progress.resumed
     return result
 
 
-def measure(domain: str, task: str, pieces: Iterable[str] = tuple(PIECES)) -> dict[str, Any]:
+def measure(
+    domain: str,
+    task: str,
+    pieces: Iterable[str] = tuple(PIECES),
+    records: str | pathlib.Path | None = None,
+) -> dict[str, Any]:
     """The task's record: every piece, plus when and where it was measured."""
     record = {"task": f"{domain}-{task}", **provenance()}
     for piece in pieces:
-        record[piece] = measure_piece(domain, task, piece)
+        record[piece] = measure_piece(domain, task, piece, records)
     return record
 
 
@@ -490,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     status = 0
     for name in args.tasks:
-        record = measure(*valid[name], pieces)
+        record = measure(*valid[name], pieces, records=args.records)
         write_record(args.records, record)
         missed = missed_targets(record, pieces)
         print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)

@@ -100,7 +100,7 @@ def full_record(task, request):
 def _full_piece(task, name, directory):
     from jaxcontrol import parity
 
-    result = parity.measure_piece(*task, name)
+    result = parity.measure_piece(*task, name, records=directory)
     parity.write_record(
         directory, {"task": "{}-{}".format(*task), **parity.provenance(), name: result}
     )

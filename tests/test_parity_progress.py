@@ -1,0 +1,71 @@
+"""The full tier's long pieces resume where a stopped run left them (`parity.Progress`)."""
+
+import json
+
+import pytest
+
+import jaxcontrol
+from jaxcontrol import parity
+
+
+@pytest.fixture(scope="module")
+def env():
+    return jaxcontrol.load("pendulum", "swingup")
+
+
+def test_progress_keeps_parts_until_done(tmp_path):
+    path = tmp_path / "progress" / "t-p.json"
+    calls = []
+
+    def measure(x):
+        calls.append(x)
+        return {"value": x}
+
+    first = parity.Progress(path, {"n": 1})
+    assert first.part("a", measure, 1) == {"value": 1}
+    assert json.loads(path.read_text())["parts"] == {"a": {"value": 1}}
+
+    again = parity.Progress(path, {"n": 1})
+    assert again.part("a", measure, 99) == {"value": 1}  # reused, not measured
+    assert again.part("b", measure, 2) == {"value": 2}
+    assert calls == [1, 2] and again.resumed == ["a"]
+    again.done()
+    assert not path.exists()
+
+
+def test_progress_ignores_parts_of_another_config(tmp_path):
+    path = tmp_path / "p.json"
+    parity.Progress(path, {"n": 1}).part("a", lambda: 1)
+    other = parity.Progress(path, {"n": 2})
+    assert other.part("a", lambda: 2) == 2 and other.resumed == []
+
+
+def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, monkeypatch):
+    kwargs = dict(num_envs=4, steps=5, shards=2)
+    whole = parity.soak(env, **kwargs)
+    assert whole["steps"] == 20 and whole["shards"] == 2
+
+    path = tmp_path / "soak.json"
+    measure_shard = parity._soak_shard
+
+    def stop_at_second(run, shard):
+        if shard == 1:
+            raise KeyboardInterrupt  # the session ends midway
+        return measure_shard(run, shard)
+
+    monkeypatch.setattr(parity, "_soak_shard", stop_at_second)
+    with pytest.raises(KeyboardInterrupt):
+        parity.soak(env, progress=parity.Progress(path), **kwargs)
+    assert list(json.loads(path.read_text())["parts"]) == ["shard0"]
+
+    monkeypatch.setattr(parity, "_soak_shard", measure_shard)
+    progress = parity.Progress(path)
+    resumed = parity.soak(env, progress=progress, **kwargs)
+    assert progress.resumed == ["shard0"]
+    assert resumed == whole
+    assert not path.exists()
+
+
+def test_soak_rejects_uneven_shards(env):
+    with pytest.raises(ValueError, match="multiple of shards"):
+        parity.soak(env, num_envs=5, steps=1, shards=2)
