@@ -10,6 +10,10 @@ from jaxcontrol import xla_flags as _xla_flags
 
 _xla_flags.apply()  # before anything can start JAX's CPU backend
 
+from jaxcontrol import quiet_imports as _quiet_imports
+
+_quiet_imports.import_mjx()  # without MJX's lines about its optional Warp backend
+
 from jaxcontrol import tasks as _tasks  # noqa: F401  (registers the domains)
 from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.physics import Physics

@@ -41,7 +41,7 @@ def test_progress_ignores_parts_of_another_config(tmp_path):
 
 
 def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, monkeypatch):
-    kwargs = dict(num_envs=4, steps=5, shards=2)
+    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
     whole = parity.soak(env, **kwargs)
     assert whole["steps"] == 20 and whole["shards"] == 2
 
