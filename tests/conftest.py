@@ -61,15 +61,37 @@ def _task_of(item):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the markers
 def pytest_collection_modifyitems(config, items):
-    """One xdist group per task, and a task's tests contiguous in the run order."""
-    order = {task: i for i, task in enumerate(jaxcontrol.ALL_TASKS)}
+    """One xdist group per task."""
     for item in items:
         task = _task_of(item)
         if task is not None:
             item.add_marker(pytest.mark.xdist_group("{}-{}".format(*task)))
-    # Stable: within a task, files and tests keep their order; tests without a
-    # task come last.
-    items.sort(key=lambda item: order.get(_task_of(item), len(order)))
+
+
+class _RunOrder:
+    """A task's tests contiguous in the run order, its float64 tests last.
+
+    Every switch of precision releases JAX's compiled code
+    (`equivalence.precision`), so a task's float32 tests share one compiled
+    step only if no float64 test runs between them. This sorts after pytest has
+    regrouped the items by their module-scoped parameters (which splits a task
+    across files). Stable: within a task and precision, files and tests keep
+    their order; tests without a task come last.
+    """
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items):
+        order = {task: i for i, task in enumerate(jaxcontrol.ALL_TASKS)}
+        items.sort(
+            key=lambda item: (
+                order.get(_task_of(item), len(order)),
+                item.get_closest_marker("float64") is not None,
+            )
+        )
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_RunOrder(), "jaxcontrol-run-order")
 
 
 def pytest_runtest_teardown(item, nextitem):
