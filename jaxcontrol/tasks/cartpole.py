@@ -50,6 +50,15 @@ class Balance(Task):
     num_poles: int = 1
     time_limit: float = _DEFAULT_TIME_LIMIT
 
+    @property
+    def episode_parity(self) -> str:
+        # Measured (PARITY.md, full tier): swinging up from hanging is chaotic. Over
+        # the 1000-step float64 episode stock mjx.step drifts 9.2e-7 from C MuJoCo in
+        # qpos (4.4e-16 after 100 steps), so the distributions are the gate, though
+        # ours still follows dm_control's return to 3.9e-7. Balancing stays exact
+        # (raw MJX 2.7e-12 over the episode).
+        return "distributional" if self.swing_up else "exact"
+
     def make_model(self):
         return mjcf.cartpole.make_model(num_poles=self.num_poles)
 
