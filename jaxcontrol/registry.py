@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from jaxcontrol.task import Task
 
 
-def _unknown(kind: str, name: str, valid: Iterable[str], where: str = "") -> ValueError:
+def unknown_name(kind: str, name: str, valid: Iterable[str], where: str = "") -> ValueError:
+    """A ValueError for an unknown name: close matches first, then every valid one."""
     valid = sorted(valid)
     close = difflib.get_close_matches(name, valid, n=3, cutoff=0.5)
     rest = [v for v in valid if v not in close]
@@ -44,10 +45,10 @@ class Registry:
 
     def prototype(self, domain: str, name: str) -> Task:
         if domain not in self.domains():
-            raise _unknown("domain", domain, self.domains())
+            raise unknown_name("domain", domain, self.domains())
         if (domain, name) not in self._tasks:
             names = [t for d, t in self._tasks if d == domain]
-            raise _unknown("task", name, names, where=f" in domain {domain!r}")
+            raise unknown_name("task", name, names, where=f" in domain {domain!r}")
         return self._tasks[(domain, name)][0]
 
     def build(self, domain: str, name: str, **task_kwargs) -> Task:
@@ -56,7 +57,7 @@ class Registry:
         fields = {f.name for f in dataclasses.fields(task) if f.init}
         for kwarg in task_kwargs:
             if kwarg not in fields:
-                raise _unknown("argument", kwarg, fields, where=f" for {domain}-{name}")
+                raise unknown_name("argument", kwarg, fields, where=f" for {domain}-{name}")
         return dataclasses.replace(task, **task_kwargs) if task_kwargs else task
 
 

@@ -41,13 +41,12 @@ def _fail(message: str) -> int:
 
 def _parse_env(name: str) -> tuple[str, str]:
     import jaxcontrol  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.registry import unknown_name  # pylint: disable=import-outside-toplevel
 
     parts = name.split("-")
     if len(parts) != 2 or tuple(parts) not in jaxcontrol.ALL_TASKS:
-        raise UsageError(
-            f"unknown env {name!r}; expected DOMAIN-TASK such as "
-            f"cartpole-balance (see jaxcontrol.ALL_TASKS)"
-        )
+        valid = [f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS]
+        raise UsageError(str(unknown_name("env", name, valid, where=" (DOMAIN-TASK)")))
     return parts[0], parts[1]
 
 

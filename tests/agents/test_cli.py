@@ -28,6 +28,10 @@ def _one_error_line(capsys):
     "args, expected",
     [
         (["--env", "cartpole-nope", "--agent", "ppo", "--steps", "10"], "unknown env"),
+        (
+            ["--env", "cheetah-rum", "--agent", "ppo", "--steps", "10"],
+            "did you mean 'cheetah-run'?",
+        ),
         (["--env", "cartpole", "--agent", "ppo", "--steps", "10"], "unknown env"),
         (["--env", "cartpole-balance", "--agent", "dqn", "--steps", "10"], "unknown agent"),
         (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "0"], "positive"),
