@@ -20,6 +20,7 @@ PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
 targets and writes the records; `jaxcontrol parity` renders them:
 
     python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
+    python -m jaxcontrol parity humanoid-walk --missing # one task; resumes a stopped run
     python -m jaxcontrol parity --render                # writes PARITY.md
 """
 
@@ -479,12 +480,20 @@ def load_records(directory: str | pathlib.Path) -> list[dict[str, Any]]:
     return sorted(records.values(), key=lambda r: order.get(r["task"], len(order)))
 
 
+def read_record(directory: str | pathlib.Path, task: str) -> dict[str, Any]:
+    """The task's record file as a dict (empty if there is none)."""
+    path = pathlib.Path(directory) / f"{task}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
 def write_record(directory: str | pathlib.Path, record: dict[str, Any]) -> pathlib.Path:
     """Writes (or merges into) the task's record file."""
     path = pathlib.Path(directory) / f"{record['task']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    old = json.loads(path.read_text()) if path.exists() else {}
-    path.write_text(json.dumps({**old, **record}, indent=1, sort_keys=True) + "\n")
+    merged = {**read_record(directory, record["task"]), **record}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
     return path
 
 
@@ -587,6 +596,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tasks", nargs="*", help="DOMAIN-TASK ids to measure (default: none)")
     parser.add_argument("--records", default="parity_records", help="records directory")
     parser.add_argument("--pieces", default=",".join(PIECES), help="comma-separated pieces")
+    parser.add_argument(
+        "--missing",
+        action="store_true",
+        help="measure only the pieces that a task's record lacks (to finish a stopped run)",
+    )
     parser.add_argument("--render", action="store_true", help="write PARITY.md from the records")
     parser.add_argument("--out", default="PARITY.md", help="where --render writes")
     args = parser.parse_args(argv)
@@ -600,8 +614,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     status = 0
     for name in args.tasks:
-        record = measure(*valid[name], pieces, records=args.records)
-        write_record(args.records, record)
+        # Each piece is written as soon as it is measured, so a stopped run loses at
+        # most the piece in progress (and the long pieces keep their finished parts).
+        done = read_record(args.records, name) if args.missing else {}
+        for piece in pieces:
+            if not done.get(piece):
+                result = measure_piece(*valid[name], piece, args.records)
+                write_record(args.records, {"task": name, **provenance(), piece: result})
+        record = read_record(args.records, name)
         missed = missed_targets(record, pieces)
         print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
         status |= bool(missed)

@@ -69,3 +69,28 @@ def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, mon
 def test_soak_rejects_uneven_shards(env):
     with pytest.raises(ValueError, match="multiple of shards"):
         parity.soak(env, num_envs=5, steps=1, shards=2)
+
+
+def test_cli_measures_only_missing_pieces_and_writes_each_at_once(tmp_path, monkeypatch, capsys):
+    calls = []
+
+    def fake(name):
+        def piece(domain, task, progress):
+            calls.append(name)
+            if name == "second":
+                # The first piece is already on disk when the second one runs.
+                assert parity.read_record(tmp_path, f"{domain}-{task}")["first"]
+            return {"value": name}
+
+        return piece
+
+    monkeypatch.setattr(parity, "PIECES", {"first": fake("first"), "second": fake("second")})
+    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "first,second"]
+    assert parity.main(args) == 0
+    assert calls == ["first", "second"]
+    parity.write_record(tmp_path, {"task": "pendulum-swingup", "second": {}})  # lost
+    assert parity.main([*args, "--missing"]) == 0
+    assert calls == ["first", "second", "second"]
+    record = parity.read_record(tmp_path, "pendulum-swingup")
+    assert record["first"]["value"] == "first" and record["second"]["value"] == "second"
+    assert "all targets met" in capsys.readouterr().out
