@@ -5,8 +5,12 @@
     jaxcontrol evaluate runs/a --episodes 100       # re-evaluate into runs/a/eval.json
 
 Bad arguments give one line ``error: ...`` on stderr and exit status 2,
-before anything is written. Config fields can be overridden with
-``--set name=value`` (repeatable), e.g. ``--set num_envs=64``.
+before anything is written; each names the valid values or range. Config
+fields can be overridden with ``--set name=value`` (repeatable), e.g.
+``--set num_envs=64``. SIGINT or SIGTERM stops training after the current chunk
+and a checkpoint (exit status 128 + the signal's number) and prints the command
+that resumes; a failed write (a full disk) or checkpoints that cannot be trusted
+stop it with one line ``error: ...`` and exit status 1.
 Multi-host: pass ``--distributed`` on every host (``jax.distributed.initialize``
 reads the cluster from the environment, e.g. SLURM or the TPU metadata), or
 name it by hand with ``--coordinator HOST:PORT --num-processes N --process-id I``.
@@ -17,7 +21,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
+import shlex
 import sys
 import time
 from typing import Any
@@ -29,14 +35,61 @@ class UsageError(Exception):
     """A bad command line; reported as one line, exit status 2."""
 
 
+INT_MAX = 2**31 - 1  # JAX's default integers are 32-bit
+
+
 class _Parser(argparse.ArgumentParser):
+    """Raises UsageError instead of exiting; an unknown flag gets close matches."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_abbrev=False, **kwargs)
+
     def error(self, message):
         raise UsageError(message)
 
+    def parse_args(self, args=None, namespace=None):
+        from jaxcontrol.registry import unknown_name  # pylint: disable=import-outside-toplevel
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            if not extras[0].startswith("-") or extras[0] == "-":
+                raise UsageError(f"unexpected argument {extras[0]!r}")
+            flags = [f for a in self._actions for f in a.option_strings if f.startswith("--")]
+            raise UsageError(str(unknown_name("flag", extras[0].split("=")[0], flags)))
+        return parsed
+
+
+def _integer(low: int, high: int) -> Any:
+    """An argparse type: an integer in [low, high] ('1e6' allowed), else a message naming it."""
+
+    def parse(text: str) -> int:
+        value = _parse_int(text)
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer in [{low}, {high}], got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def _parse_int(text: str) -> int | None:
+    """``text`` as an int ('1000', '1e6', '2.0'), or None if it is not a whole number."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if math.isfinite(value) and value.is_integer() else None
+
+
+def _fail(message: str, status: int = 2) -> int:
+    flat = " ".join(str(message).splitlines())
+    print(f"error: {flat}", file=sys.stderr)
+    return status
 
 
 def _parse_env(name: str) -> tuple[str, str]:
@@ -51,21 +104,29 @@ def _parse_env(name: str) -> tuple[str, str]:
 
 
 def _convert(field: dataclasses.Field, text: str) -> Any:
+    """A ``--set`` value as the field's type; the error names what was expected."""
     default = field.default
-    try:
-        if isinstance(default, bool):
-            if text.lower() not in ("true", "false", "1", "0"):
-                raise ValueError(text)
-            return text.lower() in ("true", "1")
-        if isinstance(default, int):
-            return int(float(text)) if "e" in text.lower() else int(text)
-        if isinstance(default, float):
-            return float(text)
-        if isinstance(default, tuple):
-            return tuple(int(x) for x in text.split(",") if x)
-        return text
-    except ValueError as e:
-        raise UsageError(f"bad value {text!r} for {field.name}") from e
+    if isinstance(default, bool):
+        expected = "true or false (or 1 or 0)"
+        value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
+    elif isinstance(default, int):
+        expected, value = "an integer", _parse_int(text)
+    elif isinstance(default, float):
+        expected, value = "a finite number", None
+        try:
+            value = float(text) if math.isfinite(float(text)) else None
+        except ValueError:
+            pass
+    elif isinstance(default, tuple):
+        expected = "comma-separated positive integers, e.g. 64,64"
+        widths = [_parse_int(x) for x in text.split(",")] if text else []
+        ok = all(w is not None and 0 < w <= INT_MAX for w in widths)
+        value = tuple(widths) if ok else None
+    else:
+        expected, value = "text", text
+    if value is None:
+        raise UsageError(f"bad value {text!r} for {field.name}: expected {expected}")
+    return value
 
 
 def build_config(agent: str, steps: int, overrides: list[str]):
@@ -74,6 +135,8 @@ def build_config(agent: str, steps: int, overrides: list[str]):
     Raises:
       UsageError: for an unknown field, a bad value or a failed validation.
     """
+    from jaxcontrol.registry import unknown_name  # pylint: disable=import-outside-toplevel
+
     config_cls = get_agent(agent).config_cls
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     values: dict[str, Any] = {"total_env_steps": steps}
@@ -81,10 +144,10 @@ def build_config(agent: str, steps: int, overrides: list[str]):
         name, sep, text = item.partition("=")
         if not sep:
             raise UsageError(f"--set expects name=value, got {item!r}")
+        if name == "total_env_steps":
+            raise UsageError("--set total_env_steps: give the budget with --steps instead")
         if name not in fields:
-            raise UsageError(
-                f"unknown {agent} config field {name!r}; valid: {', '.join(sorted(fields))}"
-            )
+            raise UsageError(str(unknown_name(f"{agent} config field", name, fields)))
         values[name] = _convert(fields[name], text)
     try:
         return config_cls(**values)
@@ -101,8 +164,10 @@ def _check_writable(out: str) -> bool:
         with open(probe, "w") as f:
             f.write("ok")
         os.unlink(probe)
-    except OSError as e:
-        raise UsageError(f"cannot write to --out {out!r}: {e.strerror or e}") from e
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        raise UsageError(
+            f"cannot write to --out {out!r}: {getattr(e, 'strerror', None) or e}"
+        ) from e
     return created
 
 
@@ -112,8 +177,11 @@ def _make_mesh(devices: int | None):
     from jaxcontrol.agents.common import sharding  # pylint: disable=import-outside-toplevel
 
     count = jax.device_count() if devices is None else devices
-    if count < 1 or count > jax.device_count():
-        raise UsageError(f"--devices {count}: only {jax.device_count()} devices exist")
+    if count > jax.device_count():
+        raise UsageError(
+            f"--devices {count}: only {jax.device_count()} devices exist "
+            f"(valid: 1 to {jax.device_count()})"
+        )
     return sharding.make_mesh(count) if count > 1 else None
 
 
@@ -121,8 +189,10 @@ def _train_parser() -> _Parser:
     p = _Parser(prog="jaxcontrol train", description="Train an agent on a suite task.")
     p.add_argument("--env", required=True, help="DOMAIN-TASK, e.g. cartpole-balance")
     p.add_argument("--agent", required=True, help=f"one of {', '.join(AGENTS)}")
-    p.add_argument("--steps", required=True, type=float, help="environment steps")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--steps", required=True, type=_integer(1, 10**15), help="environment steps, e.g. 1e6"
+    )
+    p.add_argument("--seed", type=_integer(0, 2**32 - 1), default=0)
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument(
@@ -134,15 +204,15 @@ def _train_parser() -> _Parser:
     )
     p.add_argument(
         "--checkpoint-every",
-        type=int,
+        type=_integer(1, INT_MAX),
         default=100,
         metavar="K",
         help="save every K updates (rounded up to whole chunks)",
     )
-    p.add_argument("--eval-episodes", type=int, default=100)
+    p.add_argument("--eval-episodes", type=_integer(1, INT_MAX), default=100)
     p.add_argument(
         "--devices",
-        type=int,
+        type=_integer(1, INT_MAX),
         default=None,
         help="shard envs over this many local devices (default: all)",
     )
@@ -153,8 +223,12 @@ def _train_parser() -> _Parser:
         "auto-detected (SLURM, Open MPI, TPU...) unless the next three flags are given",
     )
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="process 0's address")
-    p.add_argument("--num-processes", type=int, default=None, help="processes in the run")
-    p.add_argument("--process-id", type=int, default=None, help="this process's index")
+    p.add_argument(
+        "--num-processes", type=_integer(1, INT_MAX), default=None, help="processes in the run"
+    )
+    p.add_argument(
+        "--process-id", type=_integer(0, INT_MAX), default=None, help="this process's index"
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
 
@@ -164,16 +238,12 @@ def train_main(argv: list[str]) -> int:
     try:
         args = _train_parser().parse_args(argv)
         if args.agent not in AGENTS:
-            raise UsageError(f"unknown agent {args.agent!r}; choose from {', '.join(AGENTS)}")
-        if not args.steps > 0 or args.steps != int(args.steps):
-            raise UsageError(f"--steps must be a positive integer, got {args.steps:g}")
-        hand_set = (args.coordinator, args.num_processes, args.process_id)
-        if any(v is not None for v in hand_set) and not args.distributed:
-            raise UsageError("--coordinator, --num-processes and --process-id need --distributed")
-        if args.eval_episodes < 1 or args.checkpoint_every < 1:
-            raise UsageError("--eval-episodes and --checkpoint-every must be positive")
+            from jaxcontrol.registry import unknown_name  # pylint: disable=import-outside-toplevel
+
+            raise UsageError(str(unknown_name("agent", args.agent, AGENTS)))
+        _check_distributed(args)
         domain, task = _parse_env(args.env)
-        config = build_config(args.agent, int(args.steps), args.set)
+        config = build_config(args.agent, args.steps, args.set)
         run_info = {
             "env": args.env,
             "agent": args.agent,
@@ -182,14 +252,10 @@ def train_main(argv: list[str]) -> int:
         }
         run_json = os.path.join(args.out, "run.json")
         if args.resume:
-            if not os.path.exists(run_json):
-                raise UsageError(f"--resume: no run in {args.out!r} (run.json missing)")
-            with open(run_json) as f:
-                saved = json.load(f)
-            diffs = _differences(saved, run_info)
+            diffs = _differences(_read_run_json(args.out), run_info)
             if diffs:
                 raise UsageError(f"--resume with a different config: {'; '.join(diffs)}")
-        elif os.path.exists(run_json):
+        elif os.path.exists(run_json) or os.path.exists(os.path.join(args.out, "checkpoints")):
             raise UsageError(
                 f"{args.out!r} already holds a run; pass --resume or choose another --out"
             )
@@ -215,24 +281,35 @@ def train_main(argv: list[str]) -> int:
     except (UsageError, ValueError) as e:  # ValueError: config or mesh validation
         return _fail(str(e))
 
+    from jaxcontrol.agents.common import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
 
-    if not args.resume and _is_main_process():
-        run_lib.write_atomic(run_json, json.dumps(run_info, indent=2) + "\n")
-    every = max(1, -(-args.checkpoint_every // learner.updates_per_chunk))
-    state, meta = run_lib.train_loop(
-        learner,
-        args.out,
-        args.seed,
-        checkpoint_every_chunks=every,
-        resume=args.resume,
-        progress=not args.no_progress,
-    )
-    result = run_lib.evaluate_policy(
-        env, learner, learner.policy_params(state), args.seed, args.eval_episodes
-    )
-    if _is_main_process():
-        _write_eval(args.out, result, meta, domain, task)
+    resume = f"resume with: jaxcontrol train {shlex.join(_with_resume(argv))}"
+    try:
+        if not args.resume and _is_main_process():
+            run_lib.write_atomic(run_json, json.dumps(run_info, indent=2) + "\n")
+        every = max(1, -(-args.checkpoint_every // learner.updates_per_chunk))
+        state, meta = run_lib.train_loop(
+            learner,
+            args.out,
+            args.seed,
+            checkpoint_every_chunks=every,
+            resume=args.resume,
+            progress=not args.no_progress,
+            run_info=run_info,
+        )
+        result = run_lib.evaluate_policy(
+            env, learner, learner.policy_params(state), args.seed, args.eval_episodes
+        )
+        if _is_main_process():
+            _write_eval(args.out, result, meta, domain, task)
+    except run_lib.Stopped as e:
+        print(f"{e}; {resume}", file=sys.stderr)
+        return 128 + e.signal
+    except ckpt_lib.CheckpointError as e:
+        return _fail(str(e), status=1)
+    except (run_lib.RunError, OSError) as e:
+        return _fail(f"{e}; {resume}", status=1)
     print(
         f"eval: mean_return {result['mean_return']:.1f} +- {result['stderr']:.1f} "
         f"over {result['episodes']} episodes after {meta['env_steps']} env steps "
@@ -240,6 +317,49 @@ def train_main(argv: list[str]) -> int:
     )
     _print_published(domain, task)
     return 0
+
+
+def _check_distributed(args: argparse.Namespace) -> None:
+    hand_set = (args.coordinator, args.num_processes, args.process_id)
+    if any(v is not None for v in hand_set) and not args.distributed:
+        raise UsageError("--coordinator, --num-processes and --process-id need --distributed")
+    if args.coordinator is not None:
+        host, _, port = args.coordinator.rpartition(":")
+        if not host or _parse_int(port) is None or not 1 <= _parse_int(port) <= 65535:
+            raise UsageError(
+                f"--coordinator expects HOST:PORT with PORT in [1, 65535], got {args.coordinator!r}"
+            )
+    pid, count = args.process_id, args.num_processes
+    if pid is not None and count is not None and pid >= count:
+        raise UsageError(
+            f"--process-id must be in [0, {args.num_processes - 1}] "
+            f"for --num-processes {args.num_processes}, got {args.process_id}"
+        )
+
+
+def _read_run_json(out: str) -> dict:
+    """The run.json of ``out``; a missing or unreadable one is named."""
+    path = os.path.join(out, "run.json")
+    if not os.path.exists(path):
+        if os.path.exists(os.path.join(out, "checkpoints")):
+            raise UsageError(
+                f"--resume: {path} is missing, so the checkpoints beside it cannot be "
+                "matched to this command; restore it, or choose another --out"
+            )
+        raise UsageError(f"--resume: no run in {out!r} ({path} missing)")
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+    except (OSError, ValueError) as e:  # ValueError: json.JSONDecodeError, bad UTF-8
+        saved = f"{e}"
+    if not isinstance(saved, dict):
+        reason = saved if isinstance(saved, str) else "not a JSON object"
+        raise UsageError(f"{path}: damaged ({reason}); restore it, or choose another --out")
+    return saved
+
+
+def _with_resume(argv: list[str]) -> list[str]:
+    return list(argv) if "--resume" in argv else [*argv, "--resume"]
 
 
 def _is_main_process() -> bool:
@@ -310,21 +430,18 @@ def evaluate_main(argv: list[str]) -> int:
         description="Re-evaluate a run's latest checkpoint into DIR/eval.json.",
     )
     p.add_argument("dir")
-    p.add_argument("--episodes", type=int, default=100)
+    p.add_argument("--episodes", type=_integer(1, INT_MAX), default=100)
     try:
         args = p.parse_args(argv)
-        if args.episodes < 1:
-            raise UsageError("--episodes must be positive")
         run_json = os.path.join(args.dir, "run.json")
         if not os.path.exists(run_json):
-            raise UsageError(f"no run in {args.dir!r} (run.json missing)")
-        with open(run_json) as f:
-            info = json.load(f)
-        domain, task = _parse_env(info["env"])
+            raise UsageError(f"no run in {args.dir!r} ({run_json} missing)")
+        info = _read_run_json(args.dir)
+        domain, task = _parse_env(str(info.get("env")))
         from jaxcontrol.agents.common.config import config_from_dict  # pylint: disable=import-outside-toplevel
 
-        config = config_from_dict(get_agent(info["agent"]).config_cls, info["config"])
-    except (UsageError, ValueError, KeyError) as e:
+        config = config_from_dict(get_agent(info.get("agent")).config_cls, info.get("config", {}))
+    except (UsageError, ValueError, TypeError) as e:
         return _fail(str(e))
 
     import jax  # pylint: disable=import-outside-toplevel
@@ -335,11 +452,15 @@ def evaluate_main(argv: list[str]) -> int:
 
     env = jaxcontrol.load(domain, task)
     learner = get_agent(info["agent"]).make_learner(config, env)
-    checkpointer = ckpt_lib.Checkpointer(os.path.join(args.dir, "checkpoints"))
-    step = checkpointer.latest_step()
-    if step is None:
-        return _fail(f"no checkpoint in {args.dir!r}")
     train_key, _ = run_lib.split_run_key(info["seed"])
+    directory = os.path.join(args.dir, "checkpoints")
+    struct = ckpt_lib.structure(jax.eval_shape(learner.init, train_key))
+    step, _, rejected = ckpt_lib.newest_intact(directory, info, struct)
+    for error in rejected:
+        print(f"evaluate: skipped {error}", file=sys.stderr)
+    if step is None:
+        return _fail(f"no intact checkpoint in {directory!r}", status=1)
+    checkpointer = ckpt_lib.Checkpointer(directory)
     abstract = ckpt_lib.abstract_single_device(
         jax.eval_shape(lambda k: learner.policy_params(learner.init(k)), train_key)
     )

@@ -34,8 +34,8 @@ def _one_error_line(capsys):
         ),
         (["--env", "cartpole", "--agent", "ppo", "--steps", "10"], "unknown env"),
         (["--env", "cartpole-balance", "--agent", "dqn", "--steps", "10"], "unknown agent"),
-        (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "0"], "positive"),
-        (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "-5"], "positive"),
+        (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "0"], "an integer in [1, "),
+        (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "-5"], "an integer in [1, "),
         (
             ["--env", "cartpole-balance", "--agent", "ppo", "--steps", "10", "--set", "nmu_envs=3"],
             "unknown ppo config field 'nmu_envs'",

@@ -9,13 +9,23 @@ The run directory holds:
 
 Files are written whole (temporary file, then rename), so an interrupted run
 never leaves a half-written JSON or PNG behind.
+
+Faults: a resume starts from the newest checkpoint that passes
+``checkpoint.verify`` and says which ones it set aside and why; each checkpoint
+records the length and SHA-256 of ``metrics.jsonl`` so far, so the resumed file
+has every chunk once. A failed write (a full disk) stops the run with
+``RunError``, the last checkpoint intact; SIGINT or SIGTERM stops it after the
+current chunk and a checkpoint, with ``Stopped``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,31 +35,33 @@ import jax
 import numpy as np
 
 from jaxcontrol.agents.common import checkpoint as ckpt_lib
+from jaxcontrol.agents.common import faults
 from jaxcontrol.agents.common.evaluation import evaluate, summarize
+from jaxcontrol.agents.common.files import os_error, write_atomic
 from jaxcontrol.agents.common.learner import Learner
 
 WALL_FIELDS = ("wall_seconds", "steps_per_second")  # not reproducible across runs
+
+
+class RunError(Exception):
+    """A run stopped by a failed write or unusable checkpoints; the message names the path."""
+
+
+class Stopped(Exception):
+    """SIGINT or SIGTERM stopped the run after a chunk and its checkpoint."""
+
+    def __init__(self, received: signal.Signals, chunks: int, num_chunks: int, directory: str):
+        super().__init__(
+            f"stopped by {received.name} after chunk {chunks} of {num_chunks}; "
+            f"checkpoint {chunks} saved in {directory}"
+        )
+        self.signal = received
 
 
 def split_run_key(seed: int) -> tuple[jax.Array, jax.Array]:
     """(train_key, eval_key) of a run, from its seed."""
     train_key, eval_key = jax.random.split(jax.random.PRNGKey(seed))
     return train_key, eval_key
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Writes ``text`` to ``path`` via a temporary file and a rename."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _json_value(value: Any) -> Any:
@@ -66,6 +78,75 @@ def read_metrics(run_dir: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def _set_aside(run_dir: str, error: ckpt_lib.CheckpointError) -> str:
+    """Moves a rejected checkpoint to ``run_dir/checkpoints-rejected/``; returns where."""
+    source = os.path.join(run_dir, "checkpoints", str(error.step))
+    target = os.path.join(run_dir, "checkpoints-rejected", str(error.step))
+    suffix = 1
+    while os.path.exists(target + (f"-{suffix}" if suffix > 1 else "")):
+        suffix += 1
+    target += f"-{suffix}" if suffix > 1 else ""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    os.replace(source, target)
+    return target
+
+
+def _resume_point(run_dir: str, run: dict, struct: list) -> dict | None:
+    """The manifest of the checkpoint to resume from (None: start afresh), saying why.
+
+    Checkpoints newer than it were rejected; they are moved aside, so a resumed
+    run can write those steps again.
+
+    Raises:
+      CheckpointError: if checkpoints exist but none is intact, and some are
+        damaged or another run's (not merely cut short).
+    """
+    directory = os.path.join(run_dir, "checkpoints")
+    step, manifest, rejected = ckpt_lib.newest_intact(directory, run, struct)
+    if step is None and any(e.kind != "incomplete" for e in rejected):
+        raise ckpt_lib.CheckpointError(
+            f"no intact checkpoint to resume from: {'; '.join(map(str, rejected))}; "
+            f"move {directory} away to start the run again"
+        )
+    for error in rejected:
+        if jax.process_index() == 0:
+            print(f"resume: {error}; moved to {_set_aside(run_dir, error)}", file=sys.stderr)
+    if step is None:
+        print("resume: no complete checkpoint; starting from the beginning", file=sys.stderr)
+    else:
+        print(f"resume: from checkpoint {step} in {directory}", file=sys.stderr)
+    return manifest
+
+
+def _metrics_prefix(path: str, meta: dict) -> bytes:
+    """The first ``meta['metrics_bytes']`` bytes of metrics.jsonl, checked against the meta."""
+    want = meta["metrics_bytes"]
+    data = b""
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            data = f.read(want)
+    if len(data) < want or hashlib.sha256(data).hexdigest() != meta["metrics_sha256"]:
+        raise ckpt_lib.CheckpointError(
+            f"{path}: its first {want} bytes do not match checkpoint {meta['chunks']} "
+            "(damaged or edited since); restore it, or start a new run"
+        )
+    return data
+
+
+def _save(checkpointer: ckpt_lib.Checkpointer, step: int, state, policy, meta, last) -> None:
+    try:
+        checkpointer.save(step, state, policy, meta)
+    except Exception as e:
+        error = os_error(e)
+        if error is None:
+            raise
+        intact = f"checkpoint {last} is intact" if last else "no earlier checkpoint"
+        raise RunError(
+            f"cannot write checkpoint {step} in {checkpointer.directory}: "
+            f"{error.strerror or error}; {intact}"
+        ) from e
+
+
 def train_loop(
     learner: Learner,
     run_dir: str,
@@ -75,6 +156,7 @@ def train_loop(
     resume: bool,
     progress: bool = True,
     on_chunk: Callable[[int, dict], None] | None = None,
+    run_info: dict | None = None,
 ) -> tuple[Any, dict]:
     """Runs (or resumes) all chunks of a learner, checkpointing as it goes.
 
@@ -83,34 +165,47 @@ def train_loop(
       run_dir: the run directory (exists, writable).
       seed: the run's seed.
       checkpoint_every_chunks: save every this many chunks (and always at the end).
-      resume: continue from the latest checkpoint in ``run_dir`` if any.
+      resume: continue from the newest intact checkpoint in ``run_dir`` if any.
       progress: show a tqdm progress bar.
       on_chunk: optional callback(chunk_index, metrics_line), for tests.
+      run_info: the run's identity (env, agent, seed, config), recorded in each
+        checkpoint and required of the one resumed from; default ``{"seed": seed}``.
 
     Returns:
       The final train state and the last checkpoint's metadata.
+
+    Raises:
+      RunError: a metrics or checkpoint write failed (the last checkpoint is intact).
+      checkpoint.CheckpointError: checkpoints exist but none can be resumed from.
+      Stopped: SIGINT or SIGTERM arrived; the run stopped after a checkpoint.
     """
     from tqdm.auto import tqdm  # pylint: disable=import-outside-toplevel
 
     start_time = time.time()  # wall_seconds include init and compilation
     train_key, _ = split_run_key(seed)
-    checkpointer = ckpt_lib.Checkpointer(os.path.join(run_dir, "checkpoints"))
-    start_chunk, wall_before, lines = 0, 0.0, []
-    latest = checkpointer.latest_step() if resume else None
-    if latest is not None:
-        abstract = ckpt_lib.abstract_like(jax.jit(learner.init)(train_key))
-        state, meta = checkpointer.restore_state(latest, abstract)
-        start_chunk, wall_before = int(meta["chunks"]), float(meta["wall_seconds"])
-        lines = read_metrics(run_dir)[:start_chunk]
-    else:
-        state = jax.jit(learner.init)(train_key)
+    run = run_info if run_info is not None else {"seed": seed}
+    state = jax.jit(learner.init)(train_key)
+    struct = ckpt_lib.structure(state)
     # In a multi-host run only process 0 writes metrics (all hold the same values).
     main_process = jax.process_index() == 0
     metrics_path = os.path.join(run_dir, "metrics.jsonl")
+    manifest = _resume_point(run_dir, run, struct) if resume else None
+    prefix = b""
+    if manifest is not None and main_process:
+        prefix = _metrics_prefix(metrics_path, manifest["meta"])
+    checkpointer = ckpt_lib.Checkpointer(
+        os.path.join(run_dir, "checkpoints"), run=run, struct=struct
+    )
+    start_chunk, wall_before, last_saved = 0, 0.0, None
+    if manifest is not None:
+        last_saved = manifest["step"]
+        state, meta = checkpointer.restore_state(last_saved, ckpt_lib.abstract_like(state))
+        start_chunk, wall_before = int(meta["chunks"]), float(meta["wall_seconds"])
     if main_process:
-        write_atomic(metrics_path, "".join(json.dumps(line) + "\n" for line in lines))
+        write_atomic(metrics_path, prefix)
     else:
         metrics_path = os.devnull
+    digest, written = hashlib.sha256(prefix), len(prefix)
 
     # Compile before the progress bar starts, so its rate and ETA are honest.
     run_chunk = jax.jit(learner.run_chunk, donate_argnums=0).lower(state).compile()
@@ -127,8 +222,9 @@ def train_loop(
     )
     meta = {"chunks": start_chunk, "env_steps": done_steps, "wall_seconds": wall_before}
     recent = float("nan")
-    with open(metrics_path, "a") as metrics_file:
+    with faults.StopOnSignal() as stop, open(metrics_path, "ab") as metrics_file:
         for chunk in range(start_chunk, learner.num_chunks):
+            faults.point("chunk-start")
             chunk_start = time.time()
             state, metrics = run_chunk(state)
             metrics = jax.device_get(metrics)
@@ -139,8 +235,16 @@ def train_loop(
             )
             line["wall_seconds"] = wall_before + time.time() - start_time
             line["steps_per_second"] = learner.env_steps_per_chunk / max(elapsed, 1e-9)
-            metrics_file.write(json.dumps(line) + "\n")
-            metrics_file.flush()
+            data = (json.dumps(line) + "\n").encode()
+            digest.update(data)
+            written += len(data)
+            try:
+                metrics_file.write(data)
+                metrics_file.flush()
+            except OSError as e:
+                intact = f"checkpoint {last_saved} is intact" if last_saved else "no checkpoint yet"
+                raise RunError(f"cannot write {metrics_path}: {e.strerror or e}; {intact}") from e
+            faults.point("chunk-end")
             if line.get("episode_return") is not None:
                 recent = line["episode_return"]
             bar.update(learner.env_steps_per_chunk)
@@ -149,13 +253,22 @@ def train_loop(
                 "chunks": chunk + 1,
                 "env_steps": line["env_steps"],
                 "wall_seconds": line["wall_seconds"],
+                "metrics_bytes": written,
+                "metrics_sha256": digest.hexdigest(),
             }
-            if (chunk + 1) % checkpoint_every_chunks == 0 or chunk + 1 == learner.num_chunks:
-                checkpointer.save(chunk + 1, state, learner.policy_params(state), meta)
+            scheduled = (chunk + 1) % checkpoint_every_chunks == 0
+            if scheduled or chunk + 1 == learner.num_chunks or stop.received:
+                policy = learner.policy_params(state)
+                _save(checkpointer, chunk + 1, state, policy, meta, last_saved)
+                last_saved = chunk + 1
             if on_chunk is not None:
                 on_chunk(chunk, line)
+            if stop.received:
+                break
     bar.close()
     checkpointer.close()
+    if stop.received and last_saved is not None:
+        raise Stopped(stop.received, last_saved, learner.num_chunks, checkpointer.directory)
     return state, meta
 
 

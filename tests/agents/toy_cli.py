@@ -1,0 +1,60 @@
+"""``jaxcontrol train`` on the toy env, for the fault tests.
+
+``python toy_cli.py ARGS...`` runs the real command line (flags, run directory,
+checkpoints, signals, evaluation) with ``--env toy-line`` standing for the toy
+env, which compiles in about a second; ``use_toy_env`` does the same in-process.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from toy_env import ToyEnv
+
+import jaxcontrol
+from jaxcontrol.agents import cli
+
+# 6 chunks of 2 PPO updates of 16 envs x 16 steps; a checkpoint every 2 chunks.
+TOY_ARGS = [
+    "--env",
+    "toy-line",
+    "--agent",
+    "ppo",
+    "--steps",
+    "3072",
+    "--seed",
+    "5",
+    "--set",
+    "num_envs=16",
+    "--set",
+    "unroll_length=16",
+    "--set",
+    "num_minibatches=2",
+    "--set",
+    "updates_per_chunk=2",
+    "--set",
+    "hidden_sizes=8,8",
+    "--checkpoint-every",
+    "4",
+    "--eval-episodes",
+    "2",
+    "--no-progress",
+]
+
+
+def use_toy_env(monkeypatch) -> None:
+    """Makes ``--env toy-line`` load the toy env (a pytest MonkeyPatch)."""
+    real = cli._parse_env
+    monkeypatch.setattr(
+        cli, "_parse_env", lambda n: ("toy", "line") if n == "toy-line" else real(n)
+    )
+    monkeypatch.setattr(jaxcontrol, "load", lambda domain, task: ToyEnv(episode_length=50))
+
+
+if __name__ == "__main__":
+    import pytest
+
+    with pytest.MonkeyPatch.context() as patch:
+        use_toy_env(patch)
+        sys.exit(cli.train_main(sys.argv[1:]))
