@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -51,3 +52,31 @@ def check_positive(config: Any, *names: str) -> None:
         value = getattr(config, name)
         if not value > 0:
             raise ValueError(f"{type(config).__name__}.{name} must be > 0, got {value!r}")
+
+
+def check_between(config: Any, name: str, low: float, high: float) -> None:
+    """Raises ValueError unless ``low <= field <= high``, naming the range."""
+    value = getattr(config, name)
+    if not low <= value <= high:
+        raise ValueError(
+            f"{type(config).__name__}.{name} must be in [{low}, {high}], got {value!r}"
+        )
+
+
+INT_MAX = 2**31 - 1  # JAX's default integers are 32-bit
+
+
+def check_numbers(config: Any) -> None:
+    """Raises ValueError for a non-finite float, or a size past ``INT_MAX``.
+
+    ``total_env_steps`` may exceed ``INT_MAX``: it is counted in Python.
+    """
+    for field in dataclasses.fields(config):
+        value, where = getattr(config, field.name), f"{type(config).__name__}.{field.name}"
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where} must be a finite number, got {value!r}")
+        if isinstance(value, tuple) and not all(0 < v <= INT_MAX for v in value):
+            raise ValueError(f"{where} must hold integers in [1, {INT_MAX}], got {value!r}")
+        big = isinstance(value, int) and not isinstance(value, bool) and value > INT_MAX
+        if big and field.name != "total_env_steps":
+            raise ValueError(f"{where} must be at most {INT_MAX}, got {value!r}")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from jaxcontrol.agents.common.config import check_positive
+from jaxcontrol.agents.common.config import check_between, check_numbers, check_positive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +75,14 @@ class D4PGConfig:
             "iterations_per_chunk",
         )
         if self.num_atoms < 2 or not self.v_min < self.v_max:
-            raise ValueError("D4PGConfig needs num_atoms >= 2 and v_min < v_max")
+            raise ValueError(
+                "D4PGConfig needs num_atoms >= 2 and v_min < v_max, got "
+                f"num_atoms={self.num_atoms}, v_min={self.v_min}, v_max={self.v_max}"
+            )
         if self.sigma_min > self.sigma_max:
             raise ValueError("D4PGConfig.sigma_min must be <= sigma_max")
-        if self.learning_starts < 0:
-            raise ValueError("D4PGConfig.learning_starts must be >= 0")
+        check_between(self, "learning_starts", 0, math.inf)
+        check_between(self, "gamma", 0.0, 1.0)
+        check_between(self, "priority_alpha", 0.0, math.inf)
+        check_between(self, "priority_beta", 0.0, 1.0)
+        check_numbers(self)

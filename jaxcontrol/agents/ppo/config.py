@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from jaxcontrol.agents.common.config import check_positive
+from jaxcontrol.agents.common.config import check_between, check_numbers, check_positive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,5 +67,11 @@ class PPOConfig:
             "learning_rate",
             "updates_per_chunk",
         )
+        check_positive(self, "max_grad_norm", "clip_eps", "value_clip_eps", "reward_scale")
+        for name in ("gamma", "gae_lambda"):
+            check_between(self, name, 0.0, 1.0)
+        for name in ("value_coef", "entropy_coef"):
+            check_between(self, name, 0.0, math.inf)
+        check_numbers(self)
         if (self.num_envs * self.unroll_length) % self.num_minibatches:
             raise ValueError("num_envs * unroll_length must be divisible by num_minibatches")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from jaxcontrol.agents.common.config import check_positive
+from jaxcontrol.agents.common.config import check_between, check_numbers, check_positive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +68,10 @@ class SACConfig:
             "n_step",
             "iterations_per_chunk",
         )
-        if self.learning_starts < 0:
-            raise ValueError("SACConfig.learning_starts must be >= 0")
+        check_positive(self, "alpha_learning_rate")
+        check_between(self, "gamma", 0.0, 1.0)
+        check_between(self, "tau", 0.0, 1.0)
+        check_between(self, "learning_starts", 0, math.inf)
+        check_numbers(self)
         if self.replay_capacity // self.num_envs < self.n_step + 1:
             raise ValueError("replay_capacity too small for num_envs and n_step")
