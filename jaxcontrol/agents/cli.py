@@ -380,7 +380,8 @@ def _differences(saved: dict, current: dict) -> list[str]:
     for key in ("env", "agent", "seed"):
         if saved.get(key) != current[key]:
             diffs.append(f"{key} {saved.get(key)!r} != {current[key]!r}")
-    old, new = saved.get("config", {}), current["config"]
+    old, new = saved.get("config"), current["config"]
+    old = old if isinstance(old, dict) else {}  # a run.json edited by hand
     for name in sorted(set(old) | set(new)):
         if old.get(name) != new.get(name):
             diffs.append(f"{name} {old.get(name)!r} != {new.get(name)!r}")

@@ -1,26 +1,23 @@
-"""Damaged, foreign and missing checkpoints, a full disk, and SIGINT/SIGTERM (issue 14).
+"""Damaged, foreign and cut-short checkpoints and a full disk, through ``train_loop`` (issue 14).
 
 In-process on the toy env: a resume uses the newest checkpoint whose every file
 matches its manifest, or stops naming the damaged path; a failed write stops
-the run with the previous checkpoint intact; a signal stops it after a chunk.
+the run with the previous checkpoint intact. The command line's side is in
+test_cli_faults.py.
 """
 
 import dataclasses
 import errno
 import glob
-import json
 import os
 import shutil
-import signal
 
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
 import pytest
 from agent_configs import TINY
-from toy_cli import TOY_ARGS, use_toy_env
 
-from jaxcontrol.agents import cli
 from jaxcontrol.agents.common import checkpoint as ckpt_lib
 from jaxcontrol.agents.common import faults
 from jaxcontrol.agents.common import run as run_lib
@@ -28,7 +25,7 @@ from jaxcontrol.agents.common.run import WALL_FIELDS
 from jaxcontrol.agents.ppo import make_learner
 from jaxcontrol.agents.sac import make_learner as make_sac_learner
 
-pytestmark = pytest.mark.xdist_group("agents_faults")
+pytestmark = pytest.mark.xdist_group("agents_faults")  # shares toy_xla_cache
 
 CONFIG = dataclasses.replace(
     TINY["ppo"], total_env_steps=4 * 16 * 16 * 2, updates_per_chunk=2, hidden_sizes=(8, 8)
@@ -63,9 +60,9 @@ def _metrics(run_dir):
 
 
 @pytest.fixture(scope="module")
-def template(learner, tmp_path_factory, xla_cache):
+def template(learner, tmp_path_factory, toy_xla_cache):
     """A finished run (checkpoints 2 and 4), its final state and its state's structure."""
-    del xla_cache
+    del toy_xla_cache
     out = str(tmp_path_factory.mktemp("faults") / "template")
     final, _ = _train(learner, out)
     return out, jax.device_get(final), ckpt_lib.structure(final)
@@ -274,80 +271,3 @@ def test_the_fault_hook_names_its_points(monkeypatch):
     monkeypatch.setenv("JAXCONTROL_FAULT", "mid-write:1:KILL")
     with pytest.raises(ValueError, match="chunk-start, chunk-end, checkpoint-commit"):
         faults.point("chunk-end")
-
-
-def _cli(args, capsys):
-    rc = cli.train_main(args)
-    return rc, capsys.readouterr().err.strip().splitlines()
-
-
-@pytest.fixture(scope="module")
-def straight_cli(tmp_path_factory, xla_cache):
-    """An uninterrupted ``jaxcontrol train`` on the toy env."""
-    del xla_cache
-    out = str(tmp_path_factory.mktemp("cli") / "straight")
-    with pytest.MonkeyPatch.context() as patch:
-        use_toy_env(patch)
-        assert cli.train_main([*TOY_ARGS, "--out", out]) == 0
-    return out
-
-
-@pytest.mark.parametrize("name", ["INT", "TERM"])
-def test_a_signal_stops_after_the_chunk_and_says_how_to_resume(
-    name, straight_cli, tmp_path, monkeypatch, capsys
-):
-    use_toy_env(monkeypatch)
-    monkeypatch.setattr(faults, "_counts", {})
-    monkeypatch.setenv("JAXCONTROL_FAULT", f"chunk-start:1:{name}")
-    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    out = str(tmp_path / "run")
-    rc, err = _cli([*TOY_ARGS, "--out", out], capsys)
-    assert rc == 128 + getattr(signal, f"SIG{name}"), err
-    assert err[-1].startswith(f"stopped by SIG{name} after chunk 1 of 6; checkpoint 1 saved in ")
-    assert err[-1].endswith(
-        "; resume with: jaxcontrol train " + " ".join(TOY_ARGS) + f" --out {out} --resume"
-    )
-    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
-    assert len(run_lib.read_metrics(out)) == 1 and not os.path.exists(
-        os.path.join(out, "eval.json")
-    )
-    monkeypatch.delenv("JAXCONTROL_FAULT")
-    rc, err = _cli([*TOY_ARGS, "--out", out, "--resume"], capsys)
-    assert rc == 0, err
-    assert _metrics(out) == _metrics(straight_cli)
-    with (
-        open(os.path.join(out, "eval.json")) as f,
-        open(os.path.join(straight_cli, "eval.json")) as g,
-    ):
-        assert json.load(f)["returns"] == json.load(g)["returns"]
-
-
-def test_the_cli_reports_a_full_disk_in_one_line(tmp_path, monkeypatch, capsys, xla_cache):
-    del xla_cache
-    use_toy_env(monkeypatch)
-    _fail_manifest_4(monkeypatch)
-    out = str(tmp_path / "run")
-    rc, err = _cli([*TOY_ARGS, "--out", out], capsys)
-    assert rc == 1 and len(err) == 1, err
-    assert err[0].startswith(
-        f"error: cannot write checkpoint 4 in {out}/checkpoints: No space left"
-    )
-    assert "checkpoint 2 is intact; resume with: jaxcontrol train " in err[0]
-
-
-@pytest.mark.parametrize("damage", ["missing", "garbled"])
-def test_resume_names_a_missing_or_damaged_run_json(
-    damage, straight_cli, tmp_path, monkeypatch, capsys
-):
-    use_toy_env(monkeypatch)
-    out = str(tmp_path / "run")
-    shutil.copytree(straight_cli, out)
-    run_json = os.path.join(out, "run.json")
-    if damage == "missing":
-        os.unlink(run_json)
-    else:
-        _write(run_json, bytes(range(200, 256)))
-    rc, err = _cli([*TOY_ARGS, "--out", out, "--resume"], capsys)
-    assert rc == 2 and len(err) == 1 and run_json in err[0], err
-    rc, err = _cli([*TOY_ARGS, "--out", out], capsys)
-    assert rc == 2 and "already holds a run" in err[0]

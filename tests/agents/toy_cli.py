@@ -52,9 +52,12 @@ def use_toy_env(monkeypatch) -> None:
     monkeypatch.setattr(jaxcontrol, "load", lambda domain, task: ToyEnv(episode_length=50))
 
 
-if __name__ == "__main__":
-    import pytest
+class _Patch:
+    """The one MonkeyPatch method ``use_toy_env`` needs, without importing pytest."""
 
-    with pytest.MonkeyPatch.context() as patch:
-        use_toy_env(patch)
-        sys.exit(cli.train_main(sys.argv[1:]))
+    setattr = staticmethod(setattr)
+
+
+if __name__ == "__main__":
+    use_toy_env(_Patch())
+    sys.exit(cli.train_main(sys.argv[1:]))

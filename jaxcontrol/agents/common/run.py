@@ -81,11 +81,11 @@ def read_metrics(run_dir: str) -> list[dict]:
 def _set_aside(run_dir: str, error: ckpt_lib.CheckpointError) -> str:
     """Moves a rejected checkpoint to ``run_dir/checkpoints-rejected/``; returns where."""
     source = os.path.join(run_dir, "checkpoints", str(error.step))
-    target = os.path.join(run_dir, "checkpoints-rejected", str(error.step))
-    suffix = 1
-    while os.path.exists(target + (f"-{suffix}" if suffix > 1 else "")):
-        suffix += 1
-    target += f"-{suffix}" if suffix > 1 else ""
+    base = os.path.join(run_dir, "checkpoints-rejected", str(error.step))
+    target, copies = base, 1
+    while os.path.exists(target):  # the same step rejected before
+        copies += 1
+        target = f"{base}-{copies}"
     os.makedirs(os.path.dirname(target), exist_ok=True)
     os.replace(source, target)
     return target
@@ -108,13 +108,13 @@ def _resume_point(run_dir: str, run: dict, struct: list) -> dict | None:
             f"no intact checkpoint to resume from: {'; '.join(map(str, rejected))}; "
             f"move {directory} away to start the run again"
         )
-    for error in rejected:
-        if jax.process_index() == 0:
+    if jax.process_index() == 0:  # one process moves and reports
+        for error in rejected:
             print(f"resume: {error}; moved to {_set_aside(run_dir, error)}", file=sys.stderr)
-    if step is None:
-        print("resume: no complete checkpoint; starting from the beginning", file=sys.stderr)
-    else:
-        print(f"resume: from checkpoint {step} in {directory}", file=sys.stderr)
+        if step is None:
+            print("resume: no complete checkpoint; starting from the beginning", file=sys.stderr)
+        else:
+            print(f"resume: from checkpoint {step} in {directory}", file=sys.stderr)
     return manifest
 
 
