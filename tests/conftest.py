@@ -21,6 +21,7 @@ import pytest
 from pertask import clear_task_caches, task_cache
 
 import jaxcontrol
+from jaxcontrol import xla_flags as _xla_flags
 
 TASK_IDS = [f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS]
 
@@ -90,8 +91,22 @@ class _RunOrder:
         )
 
 
+# The default tier compiles ~6 programs per task and runs each for a few steps, so
+# compile time is most of its cost. XLA's backend optimisation level 0 cuts it: the
+# per-task tests of finger-spin, humanoid-walk, cheetah-run and hopper-hop took 360
+# instead of 459 worker-seconds (BENCHMARKS.md). Only this tier uses it: the full and
+# slow tiers run long simulations and measure what users run (XLA's default level).
+DEFAULT_TIER = "not slow and not full"
+DEFAULT_TIER_XLA_FLAG = "--xla_backend_optimization_level=0"
+
+
 def pytest_configure(config):
     config.pluginmanager.register(_RunOrder(), "jaxcontrol-run-order")
+    flags = os.environ.get("XLA_FLAGS", "")
+    if config.option.markexpr == DEFAULT_TIER and "xla_backend_optimization_level" not in flags:
+        if _xla_flags._backends_started():
+            raise pytest.UsageError("JAX started before conftest could set XLA_FLAGS")
+        os.environ["XLA_FLAGS"] = f"{flags} {DEFAULT_TIER_XLA_FLAG}".strip()
 
 
 def pytest_runtest_teardown(item, nextitem):
