@@ -1,7 +1,7 @@
 """A task's full parity record: every figure of PARITY.md, measured against dm_control.
 
-`measure(domain, task)` runs the full tier's measurements for one task, in
-one process (float64 and float32 alike):
+`measure_piece(domain, task, piece)` runs one of the full tier's measurements for
+one task, in one process (float64 and float32 alike):
   * one_step_float64 / one_step_float32: one step from 24 dm_control states
     (`equivalence.step_parity`), with stock MJX's own error against C MuJoCo;
   * episode: a float64 1000-step episode under a fixed smooth action sequence,
@@ -386,19 +386,6 @@ def measure_piece(
     if progress.resumed:
         result["resumed_parts"] = progress.resumed
     return result
-
-
-def measure(
-    domain: str,
-    task: str,
-    pieces: Iterable[str] = tuple(PIECES),
-    records: str | pathlib.Path | None = None,
-) -> dict[str, Any]:
-    """The task's record: every piece, plus when and where it was measured."""
-    record = {"task": f"{domain}-{task}", **provenance()}
-    for piece in pieces:
-        record[piece] = measure_piece(domain, task, piece, records)
-    return record
 
 
 def provenance() -> dict[str, str]:
