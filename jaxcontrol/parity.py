@@ -373,19 +373,39 @@ def measure_piece(
     if piece not in PIECES:
         raise ValueError(f"unknown piece {piece!r}; valid pieces: {', '.join(PIECES)}")
     name = f"{domain}-{task}"
+    caps = solver_caps(domain, task)
     config = {
         "task": name,
         "piece": piece,
         "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS, SOAK_TWINS],
+        **({"solver_caps": caps} if caps else {}),
     }
     progress = Progress(progress_path(records, name, piece), config)
     start = time.perf_counter()
     result = PIECES[piece](domain, task, progress)
     resumed = sum(progress.seconds.get(part, 0.0) for part in progress.resumed)
     result["seconds"] = round(time.perf_counter() - start + resumed, 1)
+    result["solver_caps"] = caps
     if progress.resumed:
         result["resumed_parts"] = progress.resumed
     return result
+
+
+def solver_caps(domain: str, task: str) -> list[int] | None:
+    """The task's MJX solver caps (`Task.solver_caps`) as a list; None: dm_control's own."""
+    caps = jaxcontrol.load(domain, task).task.solver_caps
+    return list(caps) if caps else None
+
+
+def stale_pieces(record: dict[str, Any], caps: list[int] | None) -> list[str]:
+    """Pieces of `record` measured under other solver settings than the task's `caps`.
+
+    Records from before solver caps existed carry none: dm_control's settings."""
+    return [
+        piece
+        for piece in PIECES
+        if isinstance(record.get(piece), dict) and record[piece].get("solver_caps") != caps
+    ]
 
 
 def provenance() -> dict[str, str]:
@@ -397,12 +417,20 @@ def provenance() -> dict[str, str]:
     }
 
 
-def missed_targets(record: dict[str, Any], required: Iterable[str] = tuple(PIECES)) -> list[str]:
+def missed_targets(
+    record: dict[str, Any],
+    required: Iterable[str] = tuple(PIECES),
+    caps: list[int] | None = None,
+) -> list[str]:
     """Every target of the contact-domains issue that `record` misses (empty: all met).
 
-    A `required` piece that was never measured counts as missed."""
+    A `required` piece that was never measured counts as missed, and so does one
+    measured under other solver settings than the task's `caps`."""
     unmeasured = [piece for piece in required if not record.get(piece)]
     missed = [f"not measured: {', '.join(unmeasured)}"] if unmeasured else []
+    stale = [piece for piece in stale_pieces(record, caps) if piece in required]
+    if stale:
+        missed.append(f"measured under other solver settings: {', '.join(stale)}")
     for dtype in ("float64", "float32"):
         piece = record.get(f"one_step_{dtype}")
         if piece:
@@ -531,13 +559,22 @@ def render(records: list[dict[str, Any]]) -> str:
         ks = f"{min(rs['min_pvalue'].values(), default=1.0):.3f}" if rs else "—"
         zs = " / ".join(f"{abs(rt[p]['z']):.2f}" for p in POLICIES) if rt else "—"
         soak_cell = f"{sk['nonfinite']} in {sk['steps']:.0e}" if sk else "—"
-        missed = missed_targets(r)
+        registered = r["task"] in {f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS}
+        caps = solver_caps(*r["task"].split("-", 1)) if registered else None
+        missed = missed_targets(r, caps=caps)
+        solver = f", solver caps {caps[0]}/{caps[1]}" if caps else ""
         lines.append(
             f"| {r['task']} | {one64} | {one32} | {episode} | {ks} | {zs} | {soak_cell} "
-            f"| {'; '.join(missed) if missed else 'none'} | {r.get('date', '?')} |"
+            f"| {'; '.join(missed) if missed else 'none'} | {r.get('date', '?')}{solver} |"
         )
     lines += [
         "",
+        (
+            "- **Solver caps**: where a task lowers MJX's solver iteration caps "
+            "(`Task.solver_caps`, iterations/ls_iterations; BENCHMARKS.md has the study), "
+            "ours runs with them and every figure here holds ours to dm_control all the same; "
+            "raw MJX always runs dm_control's settings."
+        ),
         (
             "- **One step**: worst absolute difference from dm_control after one control step, over "
             f"{N_STATES} states from dm_control's own resets and random rollouts (observation, "
@@ -603,13 +640,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.tasks:
         # Each piece is written as soon as it is measured, so a stopped run loses at
         # most the piece in progress (and the long pieces keep their finished parts).
+        caps = solver_caps(*valid[name])
         done = read_record(args.records, name) if args.missing else {}
+        stale = stale_pieces(done, caps)
         for piece in pieces:
-            if not done.get(piece):
+            if not done.get(piece) or piece in stale:
                 result = measure_piece(*valid[name], piece, args.records)
                 write_record(args.records, {"task": name, **provenance(), piece: result})
         record = read_record(args.records, name)
-        missed = missed_targets(record, pieces)
+        missed = missed_targets(record, pieces, caps)
         print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
         status |= bool(missed)
     if args.render:

@@ -10,6 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 
+import jaxcontrol
 from jaxcontrol import mjcf
 from jaxcontrol.mjcf import compare, compat
 
@@ -122,3 +123,25 @@ def test_compat_put_model(domain):
     assert compare.compare_models(adapted, model) == (expected if flags & _ENERGY else [])
     mjx_model = compat.put_model(model)
     assert mjx_model.nq == model.nq
+
+
+def test_mjx_model_differs_from_dm_controls_only_by_the_tasks_solver_caps(task):
+    """Where a task lowers MJX's solver caps (`Task.solver_caps`, measured by
+    benchmarks/solver_caps.py: BENCHMARKS.md), those two options are the only
+    difference from dm_control's model; the CPU model keeps dm_control's."""
+    env = jaxcontrol.load(*task)
+    caps = env.task.solver_caps
+    dm = compat.to_mjx_compatible(env.mj_model)
+    ours = compat.to_mjx_compatible(env.mj_model, caps)
+    expected = []
+    if caps is not None:
+        assert caps[0] <= dm.opt.iterations and caps[1] <= dm.opt.ls_iterations, caps
+        for field, cap in zip(("iterations", "ls_iterations"), caps):
+            if cap != getattr(dm.opt, field):
+                expected.append(f"opt.{field}: {cap} != {getattr(dm.opt, field)}")
+    assert compare.compare_models(ours, dm) == expected
+    options = env.mjx_model.opt
+    assert (int(options.iterations), int(options.ls_iterations)) == (
+        ours.opt.iterations,
+        ours.opt.ls_iterations,
+    )

@@ -94,3 +94,28 @@ def test_cli_measures_only_missing_pieces_and_writes_each_at_once(tmp_path, monk
     record = parity.read_record(tmp_path, "pendulum-swingup")
     assert record["first"]["value"] == "first" and record["second"]["value"] == "second"
     assert "all targets met" in capsys.readouterr().out
+
+
+def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch, capsys):
+    calls = []
+
+    def piece(domain, task, progress):
+        calls.append(progress.config.get("solver_caps"))
+        return {"value": 1}
+
+    monkeypatch.setattr(parity, "PIECES", {"only": piece})
+    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only", "--missing"]
+    assert parity.main(args) == 0
+    record = parity.read_record(tmp_path, "pendulum-swingup")
+    assert record["only"]["solver_caps"] is None  # dm_control's settings
+    assert parity.main(args) == 0 and calls == [None]  # done: not measured again
+
+    # The task now lowers its caps: the piece is stale, reported and measured again.
+    caps = (8, 8)
+    monkeypatch.setattr(type(jaxcontrol.load("pendulum", "swingup").task), "solver_caps", caps)
+    assert parity.missed_targets(record, ["only"], list(caps)) == [
+        "measured under other solver settings: only"
+    ]
+    assert parity.main(args) == 0 and calls == [None, [8, 8]]
+    assert parity.read_record(tmp_path, "pendulum-swingup")["only"]["solver_caps"] == [8, 8]
+    assert "all targets met" in capsys.readouterr().out
