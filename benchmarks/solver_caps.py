@@ -9,24 +9,33 @@ this script measures, for each (iterations, ls_iterations) setting:
   * the float64 error of stock `mjx.step` against C MuJoCo (`mj_step`, the
     engine dm_control runs) over `--rollouts` rollouts of `--steps` control
     steps from dm_control's own resets, under the same uniform random actions:
-    the worst qpos difference after 10, 100 and all steps;
-  * the float32 throughput of `jax.vmap(mjx.step)` at `--batch`.
+    the worst qpos difference after 10, 100 and all steps, and from stock
+    `mjx.step` at dm_control's settings over all steps;
+  * the float32 throughput of `jax.vmap(mjx.step)` at `--batch`, the timed
+    calls of all settings alternating (as in benchmarks/throughput.py).
 
 A setting passes when its error is within 2x that of dm_control's settings at
 every horizon (the worst over the rollouts). At horizons where dm_control's
 own settings already drift far from C (chaotic tasks), that comparison says
 little, which is why the short horizons are reported too.
 
+The two parts can run apart (`--part errors`, then `--part speed` on a quiet
+machine); `--json` keeps what each part measured, and the table is printed
+once both are there.
+
 Example:
-  python benchmarks/solver_caps.py cheetah-run --settings 100/50 16/16 8/16 8/8 4/8 2/4
+  python benchmarks/solver_caps.py cheetah-run --settings 16/16 8/16 8/8 4/8 2/4 \
+      --json /tmp/caps-cheetah.json
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import functools
+import json
 import os
 import sys
-import time
 
 os.environ.setdefault("MUJOCO_GL", "disable")
 
@@ -34,10 +43,12 @@ import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+import throughput as tp  # benchmarks/throughput.py, beside this script
 from mujoco import mjx
 
 import jaxcontrol
 from jaxcontrol import equivalence
+from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import compat
 
 HORIZONS = (10, 100)
@@ -86,7 +97,9 @@ def mjx_rollouts(env, model, starts, actions) -> np.ndarray:
     blank = compat.put_data(mj_model, mujoco.MjData(mj_model))
     blank = jax.jit(mjx.forward)(model, blank)  # derived fields in mjx.step's own dtypes
     stacked = jax.tree.map(lambda *xs: np.stack(xs), *starts)
-    leaves = [n for n in env.task.episode_model_fields if hasattr(model, n)]
+    # Fields that MJX keeps static (finger's target `site_size`) do not move the
+    # bodies; only those the step applies are set per rollout.
+    leaves = [n for n in env.task.episode_model_fields if n in physics_lib.APPLIED_MODEL_FIELDS]
 
     @jax.jit
     @jax.vmap
@@ -105,89 +118,109 @@ def mjx_rollouts(env, model, starts, actions) -> np.ndarray:
     return np.asarray(run(stacked, jnp.asarray(actions)))
 
 
-def throughput(env, model, batch: int, steps: int, repeats: int = 3) -> float:
-    """Float32 control steps per second of vmapped stock mjx.step with `model`'s settings."""
-    mj_model = compat.to_mjx_compatible(env.mj_model)
-    data = compat.put_data(mj_model, mujoco.MjData(mj_model))
+def speeds(env, models: dict, batch: int, repeats: int, seconds: float) -> dict[str, float]:
+    """Float32 control steps per second of vmapped stock mjx.step under each model.
+
+    The same loop as benchmarks/throughput.py's raw MJX, from our resets; the
+    timed calls of all settings alternate, so that load on a shared machine hits
+    them alike and their ratios stay meaningful."""
     spec = env.action_spec()
     low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
-    keys = jax.random.split(jax.random.key(0), batch)
-    states = equivalence.batched_reset(env, keys)
-    datas = jax.vmap(lambda q, v: data.replace(qpos=q, qvel=v))(states.data.qpos, states.data.qvel)
-    datas = jax.jit(jax.vmap(lambda d: mjx.forward(model, d)))(datas)
+    key = jax.random.key(0)
+    data = jax.jit(jax.vmap(env.reset))(jax.random.split(key, batch)).data
+    calls = {}
+    for label, model in models.items():
+        run = tp.make_rollout(tp.raw_step_fn(env, model), batch, low, high)
+        calls[label] = functools.partial(lambda run, n: run(data, key, n), run)
+    steps, times = tp.time_interleaved(calls, repeats, seconds, max_steps=1000)
+    return {label: batch * steps / best for label, (_, best) in times.items()}
 
-    @jax.jit
-    def run(datas, key):
-        def body(carry, _):
-            datas, key = carry
-            key, sub = jax.random.split(key)
-            a = jax.random.uniform(sub, (batch,) + low.shape, minval=low, maxval=high)
 
-            def one(d, a):
-                d = d.replace(ctrl=a)
-                return jax.lax.scan(
-                    lambda d, _: (mjx.step(model, d), None), d, None, env.n_sub_steps
-                )[0]
+def _label(setting) -> str:
+    return f"{setting[0]}/{setting[1]}"
 
-            return (jax.vmap(one)(datas, a), key), None
 
-        return jax.lax.scan(body, (datas, key), None, length=steps)[0]
+def _load(path) -> dict:
+    if path and os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {}
 
-    jax.block_until_ready(run(datas, jax.random.key(1)))
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(run(datas, jax.random.key(1)))
-        best = min(best, time.perf_counter() - t0)
-    return batch * steps / best
+
+def print_table(result: dict) -> None:
+    """The Markdown table of a result holding both parts."""
+    default, errors, speeds = result["default"], result["errors"], result["speeds"]
+    base_err, base_speed = errors[default], speeds[default]
+    print(
+        f"{result['task']}: {result['rollouts']} rollouts x {result['steps']} steps from "
+        f"dm_control resets, uniform random actions; speed at batch {result['batch']} "
+        "(float32, CPU)"
+    )
+    print(
+        "| iterations / ls_iterations | worst qpos diff from C after 10 / 100 / "
+        f"{result['steps']} steps (float64) | from MJX at dm_control's settings | steps/s | "
+        "speed-up | within 2x of dm_control's |"
+    )
+    print("|---|---|---|---|---|---|")
+    for label, err in errors.items():
+        ok = all(e <= 2 * max(b, 1e-15) for e, b in zip(err, base_err))
+        name = label.replace("/", " / ") + (" (dm_control)" if label == default else "")
+        speed = speeds.get(label, float("nan"))
+        print(
+            f"| {name} | {' / '.join(f'{e:.1e}' for e in err)} | "
+            f"{result['from_default'][label]:.1e} | {speed:,.0f} | "
+            f"{speed / base_speed:.2f}x | {'yes' if ok else 'no'} |"
+        )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("task", help="DOMAIN-TASK")
-    parser.add_argument("--settings", nargs="+", default=["100/50", "16/16", "8/16", "8/8", "4/8"])
+    parser.add_argument("--settings", nargs="+", default=["16/16", "8/16", "8/8", "4/8", "2/4"])
     parser.add_argument("--rollouts", type=int, default=16)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--speed-steps", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3, help="timed calls per setting")
+    parser.add_argument("--seconds", type=float, default=1.0, help="aim of each timed call")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", choices=("errors", "speed", "both"), default="both")
+    parser.add_argument("--json", help="read and extend the measurements kept here")
     args = parser.parse_args(argv)
     domain, task = args.task.split("-", 1)
     settings = [tuple(int(x) for x in s.split("/")) for s in args.settings]
-    default = (None, None)
+    result = _load(args.json)
+    config = {"task": args.task, "rollouts": args.rollouts, "steps": args.steps, "seed": args.seed}
+    if any(result.get(k) != v for k, v in config.items()):
+        result = dict(config, errors={}, from_default={}, speeds={})
     with equivalence.precision(True):
         env = jaxcontrol.load(domain, task)
         default = (int(env.mj_model.opt.iterations), int(env.mj_model.opt.ls_iterations))
-        if default not in settings:
-            settings.insert(0, default)
-        starts, actions, c_qpos = reference_rollouts(env, args.rollouts, args.steps, args.seed)
-        errors = {}
-        for it, ls in settings:
-            model = capped_model(env, it, ls)
-            q = mjx_rollouts(env, model, starts, actions)
-            diff = np.abs(q - c_qpos).max(axis=2)  # [rollout, step]
-            errors[(it, ls)] = [float(diff[:, :h].max()) for h in HORIZONS] + [float(diff.max())]
-    speeds = {}
-    for it, ls in settings:
-        speeds[(it, ls)] = throughput(env, capped_model(env, it, ls), args.batch, args.speed_steps)
-    base_err, base_speed = errors[default], speeds[default]
-    print(
-        f"{args.task}: {args.rollouts} rollouts x {args.steps} steps from dm_control resets, "
-        f"uniform random actions; speed at batch {args.batch} (float32, CPU)"
-    )
-    print(
-        "| iterations / ls_iterations | worst qpos diff from C after 10 / 100 / "
-        f"{args.steps} steps (float64) | steps/s | speed-up | within 2x of dm_control's |"
-    )
-    print("|---|---|---|---|---|")
-    for setting in settings:
-        err = errors[setting]
-        ok = all(e <= 2 * max(b, 1e-15) for e, b in zip(err, base_err))
-        label = f"{setting[0]} / {setting[1]}" + (" (dm_control)" if setting == default else "")
-        print(
-            f"| {label} | {' / '.join(f'{e:.1e}' for e in err)} | {speeds[setting]:,.0f} | "
-            f"{speeds[setting] / base_speed:.2f}x | {'yes' if ok else 'no'} |"
-        )
+        settings = [default] + [s for s in settings if s != default]
+        result["default"] = _label(default)
+        if args.part in ("errors", "both"):
+            starts, actions, c_qpos = reference_rollouts(env, args.rollouts, args.steps, args.seed)
+            for setting in settings:
+                q = mjx_rollouts(env, capped_model(env, *setting), starts, actions)
+                if setting == default:
+                    q_default = q
+                diff = np.abs(q - c_qpos).max(axis=2)  # [rollout, step]
+                err = [float(diff[:, :h].max()) for h in HORIZONS] + [float(diff.max())]
+                result["errors"][_label(setting)] = err
+                result["from_default"][_label(setting)] = float(np.abs(q - q_default).max())
+                print(f"{args.task} {_label(setting)}: error {err}", flush=True)
+    if args.part in ("speed", "both"):
+        env = jaxcontrol.load(domain, task)
+        result["batch"] = args.batch
+        models = {_label(s): capped_model(env, *s) for s in settings}
+        result["speeds"] = speeds(env, models, args.batch, args.repeats, args.seconds)
+        for label, speed in result["speeds"].items():
+            print(f"{args.task} {label}: {speed:,.0f} steps/s", flush=True)
+    result["date"] = datetime.date.today().isoformat()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    if result["errors"] and result.get("speeds") and result["default"] in result["speeds"]:
+        print_table(result)
     return 0
 
 

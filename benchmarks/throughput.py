@@ -2,23 +2,26 @@
 
 For each task and batch size this measures, in one process:
 
-* **ours**: `jax.jit` of a `lax.scan` over `--steps` steps of
-  `jax.vmap(env.step)`, uniform random actions drawn inside the scan;
-* **raw**: the identical scan over `jax.vmap` of plain `mjx.step` (repeated
+* **ours**: `jax.jit` of a loop over `jax.vmap(env.step)`, uniform random
+  actions drawn inside the loop;
+* **raw**: the identical loop over `jax.vmap` of plain `mjx.step` (repeated
   `n_sub_steps` times, `ctrl` set from the same actions) on the same
   `env.mjx_model`. It skips what our step adds (position sync, observation,
   reward, termination and the divergence check), so it is the upper limit and
   ours/raw is what our dm_control semantics cost;
 * **dm_control**: one `dm_control.suite` env stepped in Python with random
   actions (the peer; batch size 1 by nature);
-* compile time: first call minus a steady-state call.
+* compile time: the first call (one step) minus a steady one-step call.
 
-Every timed call is followed by `block_until_ready`; each function is warmed
-up first, the timed calls of ours and raw alternate, and the best of
-`--repeats` calls is kept.
+The loop's trip count is an argument of the compiled function, so one compile
+serves every length: a one-step call calibrates it to about `--seconds` per
+call, at most `--steps` steps (humanoid at batch 1024 takes seconds per step
+on a CPU, cartpole microseconds). Every timed call is followed by
+`block_until_ready`; each function is warmed up first, the timed calls of ours
+and raw alternate, and the best of `--repeats` calls is kept.
 
 Example:
-  python benchmarks/throughput.py --batch-sizes 1 64 256 1024 \
+  python benchmarks/throughput.py --tasks all --batch-sizes 64 256 1024 \
       --csv /tmp/throughput.csv --markdown /tmp/throughput.md
 """
 
@@ -105,9 +108,11 @@ def split_name(name: str) -> tuple[str, str]:
     return domain, task
 
 
-def raw_step_fn(env: jaxcontrol.Env):
-    """Plain MJX: set ctrl, then `n_sub_steps` `mjx.step`s (scanned like ours)."""
-    model, n = env.mjx_model, env.n_sub_steps
+def raw_step_fn(env: jaxcontrol.Env, model: mjx.Model | None = None):
+    """Plain MJX: set ctrl, then `n_sub_steps` `mjx.step`s (scanned like ours).
+
+    `model` defaults to the env's own MJX model."""
+    model, n = env.mjx_model if model is None else model, env.n_sub_steps
 
     def step(data: mjx.Data, action: jax.Array) -> mjx.Data:
         data = data.replace(ctrl=action.astype(data.ctrl.dtype))
@@ -119,69 +124,79 @@ def raw_step_fn(env: jaxcontrol.Env):
     return step
 
 
-def make_rollout(step, batch: int, steps: int, low, high):
-    """Jitted scan of `steps` batched steps with uniform actions in [low, high].
+def make_rollout(step, batch: int, low, high):
+    """Jitted loop of batched steps with uniform actions in [low, high].
 
-    The whole final carry is returned so XLA cannot drop any part of the step.
+    The number of steps is a traced argument (one compile for any length). The
+    whole final carry is returned so XLA cannot drop any part of the step.
     """
     low, high = jnp.asarray(low, jnp.float32), jnp.asarray(high, jnp.float32)
     batched = jax.vmap(step)
 
-    def rollout(state, key):
-        def body(carry, _):
+    def rollout(state, key, steps):
+        def body(_, carry):
             state, key = carry
             key, sub = jax.random.split(key)
             action = jax.random.uniform(sub, (batch,) + low.shape, minval=low, maxval=high)
-            return (batched(state, action), key), None
+            return batched(state, action), key
 
-        (state, key), _ = jax.lax.scan(body, (state, key), None, length=steps)
-        return state, key
+        return jax.lax.fori_loop(0, steps, body, (state, key))
 
     return jax.jit(rollout)
 
 
-def time_interleaved(calls: dict, repeats: int) -> dict[str, tuple[float, float]]:
-    """Times zero-argument jitted calls; returns {name: (first s, best steady s)}.
+def _timed(fn, *args) -> float:
+    t0 = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - t0
 
-    Each call is run once to compile and once to warm up; then the timed repeats
-    alternate between the calls, so that load changes on a shared machine hit
-    all of them alike and their ratio stays meaningful.
+
+def time_interleaved(
+    calls: dict, repeats: int, seconds: float, max_steps: int
+) -> tuple[int, dict[str, tuple[float, float]]]:
+    """Times jitted `fn(steps)` calls; returns (steps, {name: (compile s, best s)}).
+
+    Each call is compiled and run for one step, twice; the slowest one-step
+    time sets the common step count to about `seconds` per call. Then each is
+    warmed up at that length and the timed repeats alternate between the
+    calls, so that load changes on a shared machine hit all of them alike and
+    their ratio stays meaningful.
     """
-
-    def timed(fn):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn())
-        return time.perf_counter() - t0
-
-    first = {name: timed(fn) for name, fn in calls.items()}
+    first = {name: _timed(fn, 1) for name, fn in calls.items()}
+    one = {name: _timed(fn, 1) for name, fn in calls.items()}
+    steps = int(min(max_steps, max(1, seconds / max(one.values()))))
     for fn in calls.values():
-        timed(fn)  # warm-up
+        _timed(fn, steps)  # warm-up
     best = {name: float("inf") for name in calls}
     for _ in range(repeats):
         for name, fn in calls.items():
-            best[name] = min(best[name], timed(fn))
-    return {name: (first[name], best[name]) for name in calls}
+            best[name] = min(best[name], _timed(fn, steps))
+    return steps, {name: (max(first[name] - one[name], 0.0), best[name]) for name in calls}
 
 
-def bench_jax(env: jaxcontrol.Env, batch: int, steps: int, repeats: int) -> dict:
+def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace) -> dict:
     """Ours and raw MJX throughput for one task and batch size."""
     spec = env.action_spec()
     low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
     key = jax.random.key(0)
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(key, batch))
-    ours = make_rollout(env.step, batch, steps, low, high)
-    raw = make_rollout(raw_step_fn(env), batch, steps, low, high)
-    times = time_interleaved(
-        {"ours": lambda: ours(states, key), "raw": lambda: raw(states.data, key)}, repeats
+    ours = make_rollout(env.step, batch, low, high)
+    raw = make_rollout(raw_step_fn(env), batch, low, high)
+    steps, times = time_interleaved(
+        {"ours": lambda n: ours(states, key, n), "raw": lambda n: raw(states.data, key, n)},
+        args.repeats,
+        args.seconds,
+        args.steps,
     )
-    (ours_first, ours_best), (raw_first, raw_best) = times["ours"], times["raw"]
+    (ours_compile, ours_best), (raw_compile, raw_best) = times["ours"], times["raw"]
     n = batch * steps
     return {
+        "steps": steps,
         "ours_steps_per_s": n / ours_best,
         "raw_steps_per_s": n / raw_best,
         "ours_over_raw": raw_best / ours_best,
-        "ours_compile_s": max(ours_first - ours_best, 0.0),
-        "raw_compile_s": max(raw_first - raw_best, 0.0),
+        "ours_compile_s": ours_compile,
+        "raw_compile_s": raw_compile,
     }
 
 
@@ -234,7 +249,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="DOMAIN-TASK names, or 'all' / 'benchmarking' for every registered task of that set",
     )
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 64, 256, 1024, 4096])
-    parser.add_argument("--steps", type=int, default=200, help="scan length")
+    parser.add_argument("--steps", type=int, default=200, help="most steps per timed call")
+    parser.add_argument(
+        "--seconds", type=float, default=1.0, help="aim of each timed call's duration"
+    )
     parser.add_argument(
         "--dm-steps",
         type=int,
@@ -273,9 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             row = {
                 "task": name,
                 "batch": batch,
-                "steps": args.steps,
                 "dm_control_steps_per_s": dm_sps,
-                **bench_jax(env, batch, args.steps, args.repeats),
+                **bench_jax(env, batch, args),
             }
             rows.append(row)
             print(
