@@ -63,6 +63,10 @@ class BallInCup(Task):
     # bias on the 0.05-long bottom segment), which moves the contact point by
     # ~9e-6 and tilts its normal by ~3.5e-4, so qacc differs by ~4e-4.
     episode_parity: ClassVar[str] = "distributional"
+    # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
+    # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 6.4x
+    # faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model keeps dm_control's.
+    solver_caps: ClassVar[tuple[int, int] | None] = (8, 4)
 
     def make_model(self):
         return mjcf.ball_in_cup.make_model()

@@ -108,6 +108,10 @@ class Humanoid(Task):
     # qpos and 1.4e-4 in qvel, for stock MJX and for us alike (its solver), and
     # the contact dynamics are chaotic, so only distributions can be compared.
     episode_parity: ClassVar[str] = "distributional"
+    # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
+    # those at dm_control's settings (16 rollouts of 1000 steps); BENCHMARKS.md, "Solver
+    # caps", has the speed-up. The CPU model keeps dm_control's.
+    solver_caps: ClassVar[tuple[int, int] | None] = (16, 8)
 
     def make_model(self):
         return mjcf.humanoid.make_model()

@@ -119,6 +119,10 @@ class Bring(Task):
     # steps). Constraints are active on every step (the hand's tendon equality,
     # joint limits, contacts), and the solvers' differences grow over the episode.
     episode_parity: ClassVar[str] = "distributional"
+    # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
+    # those at dm_control's settings (16 rollouts of 1000 steps); BENCHMARKS.md, "Solver
+    # caps", has the speed-up. The CPU model keeps dm_control's.
+    solver_caps: ClassVar[tuple[int, int] | None] = (8, 8)
     # dm_control writes the target's pose (and the receptacle's) at every reset.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("body_pos", "body_quat")
 

@@ -47,6 +47,10 @@ class Reacher(Task):
     # 0.3`): stock mjx.step stays within 7.8e-16 of C MuJoCo's qpos over the
     # 1000-step episode (contacts are disabled: smooth, non-chaotic dynamics).
     episode_parity: ClassVar[str] = "exact"
+    # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
+    # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 3.2x
+    # faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model keeps dm_control's.
+    solver_caps: ClassVar[tuple[int, int] | None] = (8, 4)
 
     def make_model(self):
         return mjcf.reacher.make_model()

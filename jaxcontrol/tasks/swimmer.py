@@ -82,6 +82,11 @@ class Swimmer(Task):
     # contact_frequency.py) and the fluid-free dynamics are smooth; the full
     # tier's episode piece checks the declaration against stock MJX's drift.
     episode_parity: ClassVar[str] = "exact"
+    # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
+    # those at dm_control's settings (16 rollouts of 1000 steps; swimmer6 and swimmer15), and
+    # swimmer6 ran 1.8x faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model
+    # keeps dm_control's.
+    solver_caps: ClassVar[tuple[int, int] | None] = (8, 4)
 
     def make_model(self):
         return mjcf.swimmer.make_model(self.n_links)
