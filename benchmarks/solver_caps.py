@@ -128,11 +128,12 @@ def speeds(env, models: dict, batch: int, repeats: int, seconds: float) -> dict[
     low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
     key = jax.random.key(0)
     data = jax.jit(jax.vmap(env.reset))(jax.random.split(key, batch)).data
+    steps = max(1, 4096 // batch)
     calls = {}
     for label, model in models.items():
-        run = tp.make_rollout(tp.raw_step_fn(env, model), batch, low, high)
-        calls[label] = functools.partial(lambda run, n: run(data, key, n), run)
-    steps, times = tp.time_interleaved(calls, repeats, seconds, max_steps=1000)
+        run = tp.make_rollout(tp.raw_step_fn(env, model), batch, steps, low, high)
+        calls[label] = functools.partial(run, data, key)
+    times = tp.time_interleaved(calls, repeats, seconds)
     return {label: batch * steps / best for label, (_, best) in times.items()}
 
 

@@ -11,14 +11,14 @@ For each task and batch size this measures, in one process:
   ours/raw is what our dm_control semantics cost;
 * **dm_control**: one `dm_control.suite` env stepped in Python with random
   actions (the peer; batch size 1 by nature);
-* compile time: the first call (one step) minus a steady one-step call.
+* compile time: the first call minus a warm one.
 
-The loop's trip count is an argument of the compiled function, so one compile
-serves every length: a one-step call calibrates it to about `--seconds` per
-call, at most `--steps` steps (humanoid at batch 1024 takes seconds per step
-on a CPU, cartpole microseconds). Every timed call is followed by
-`block_until_ready`; each function is warmed up first, the timed calls of ours
-and raw alternate, and the best of `--repeats` calls is kept.
+Each compiled call scans about `--env-steps` environment steps (batch x scan
+length, at most `--steps` steps): humanoid at batch 1024 takes seconds per
+step on a CPU, cartpole microseconds. A timing repeats the call until it
+lasts about `--seconds`. Every call is followed by `block_until_ready`; each
+function is warmed up first, the timings of ours and raw alternate, and the
+best of `--repeats` timings is kept.
 
 Example:
   python benchmarks/throughput.py --tasks all --batch-sizes 64 256 1024 \
@@ -124,54 +124,55 @@ def raw_step_fn(env: jaxcontrol.Env, model: mjx.Model | None = None):
     return step
 
 
-def make_rollout(step, batch: int, low, high):
-    """Jitted loop of batched steps with uniform actions in [low, high].
+def make_rollout(step, batch: int, steps: int, low, high):
+    """Jitted scan of `steps` batched steps with uniform actions in [low, high].
 
-    The number of steps is a traced argument (one compile for any length). The
-    whole final carry is returned so XLA cannot drop any part of the step.
+    The whole final carry is returned so XLA cannot drop any part of the step.
     """
     low, high = jnp.asarray(low, jnp.float32), jnp.asarray(high, jnp.float32)
     batched = jax.vmap(step)
 
-    def rollout(state, key, steps):
-        def body(_, carry):
+    def rollout(state, key):
+        def body(carry, _):
             state, key = carry
             key, sub = jax.random.split(key)
             action = jax.random.uniform(sub, (batch,) + low.shape, minval=low, maxval=high)
-            return batched(state, action), key
+            return (batched(state, action), key), None
 
-        return jax.lax.fori_loop(0, steps, body, (state, key))
+        (state, key), _ = jax.lax.scan(body, (state, key), None, length=steps)
+        return state, key
 
     return jax.jit(rollout)
 
 
-def _timed(fn, *args) -> float:
+def scan_length(batch: int, args: argparse.Namespace) -> int:
+    """Steps per compiled call: about `--env-steps` environment steps, at most `--steps`."""
+    return max(1, min(args.steps, args.env_steps // batch))
+
+
+def _timed(fn, calls: int = 1) -> float:
     t0 = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    return time.perf_counter() - t0
+    for _ in range(calls):
+        jax.block_until_ready(fn())
+    return (time.perf_counter() - t0) / calls
 
 
-def time_interleaved(
-    calls: dict, repeats: int, seconds: float, max_steps: int
-) -> tuple[int, dict[str, tuple[float, float]]]:
-    """Times jitted `fn(steps)` calls; returns (steps, {name: (compile s, best s)}).
+def time_interleaved(calls: dict, repeats: int, seconds: float) -> dict[str, tuple[float, float]]:
+    """Times zero-argument jitted calls; returns {name: (compile s, best s per call)}.
 
-    Each call is compiled and run for one step, twice; the slowest one-step
-    time sets the common step count to about `seconds` per call. Then each is
-    warmed up at that length and the timed repeats alternate between the
-    calls, so that load changes on a shared machine hit all of them alike and
-    their ratio stays meaningful.
+    Each call is run twice (compile, then warm); the slowest warm call sets how
+    many calls make up one timing, about `seconds` long. The timed repeats
+    alternate between the calls, so that load changes on a shared machine hit
+    all of them alike and their ratio stays meaningful.
     """
-    first = {name: _timed(fn, 1) for name, fn in calls.items()}
-    one = {name: _timed(fn, 1) for name, fn in calls.items()}
-    steps = int(min(max_steps, max(1, seconds / max(one.values()))))
-    for fn in calls.values():
-        _timed(fn, steps)  # warm-up
-    best = {name: float("inf") for name in calls}
+    first = {name: _timed(fn) for name, fn in calls.items()}
+    warm = {name: _timed(fn) for name, fn in calls.items()}
+    per_timing = max(1, int(seconds / max(warm.values())))
+    best = dict(warm)
     for _ in range(repeats):
         for name, fn in calls.items():
-            best[name] = min(best[name], _timed(fn, steps))
-    return steps, {name: (max(first[name] - one[name], 0.0), best[name]) for name in calls}
+            best[name] = min(best[name], _timed(fn, per_timing))
+    return {name: (max(first[name] - warm[name], 0.0), best[name]) for name in calls}
 
 
 def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace) -> dict:
@@ -180,13 +181,13 @@ def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace) -> dict
     low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
     key = jax.random.key(0)
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(key, batch))
-    ours = make_rollout(env.step, batch, low, high)
-    raw = make_rollout(raw_step_fn(env), batch, low, high)
-    steps, times = time_interleaved(
-        {"ours": lambda n: ours(states, key, n), "raw": lambda n: raw(states.data, key, n)},
+    steps = scan_length(batch, args)
+    ours = make_rollout(env.step, batch, steps, low, high)
+    raw = make_rollout(raw_step_fn(env), batch, steps, low, high)
+    times = time_interleaved(
+        {"ours": lambda: ours(states, key), "raw": lambda: raw(states.data, key)},
         args.repeats,
         args.seconds,
-        args.steps,
     )
     (ours_compile, ours_best), (raw_compile, raw_best) = times["ours"], times["raw"]
     n = batch * steps
@@ -249,10 +250,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="DOMAIN-TASK names, or 'all' / 'benchmarking' for every registered task of that set",
     )
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 64, 256, 1024, 4096])
-    parser.add_argument("--steps", type=int, default=200, help="most steps per timed call")
+    parser.add_argument("--steps", type=int, default=200, help="most steps per compiled call")
     parser.add_argument(
-        "--seconds", type=float, default=1.0, help="aim of each timed call's duration"
+        "--env-steps",
+        type=int,
+        default=4096,
+        help="environment steps per compiled call (batch x scan length), to bound slow tasks",
     )
+    parser.add_argument("--seconds", type=float, default=1.0, help="aim of each timing's duration")
     parser.add_argument(
         "--dm-steps",
         type=int,
