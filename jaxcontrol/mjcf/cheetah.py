@@ -112,10 +112,12 @@ def _add_leg(torso: mujoco.MjsBody, links: tuple) -> None:
         _geom(parent, name=name, pos=geom_pos, pitch=pitch, size=(_RADIUS, half_length, 0))
 
 
+_TOTAL_MASS = 14  # dm_control's <compiler settotalmass="14">
+
+
 def make_spec() -> mujoco.MjSpec:
-    """Returns the cheetah spec."""
+    """Returns the cheetah spec (its masses before `make_model` scales them to 14 kg)."""
     spec = common.new_spec("cheetah")
-    spec.compiler.settotalmass = 14
     spec.stat.center = (0, 0, 0.7)
     spec.stat.extent = 2
     spec.option.timestep = 0.01
@@ -150,5 +152,7 @@ def make_spec() -> mujoco.MjSpec:
 
 
 def make_model() -> mujoco.MjModel:
-    """Returns the compiled cheetah model."""
-    return make_spec().compile()
+    """Returns the compiled cheetah model, its total mass scaled to dm_control's 14 kg."""
+    model = make_spec().compile()
+    common.set_total_mass(model, _TOTAL_MASS)
+    return model

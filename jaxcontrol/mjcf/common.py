@@ -90,3 +90,26 @@ def new_spec(model_name: str) -> mujoco.MjSpec:
     spec.modelname = model_name
     add_common_assets(spec)
     return spec
+
+
+def set_total_mass(model: mujoco.MjModel, total_mass: float) -> None:
+    """Scales a compiled model's masses and inertias to `total_mass`, in place.
+
+    What MJCF's `<compiler settotalmass=...>` did at compile time, which MuJoCo
+    has deprecated: `mj_setTotalmass`, then `mj_setConst` for the constants derived
+    from the masses. The compiler's mass statistics (`stat.meanmass`,
+    `stat.meaninertia`, the latter scaling the solver's tolerance) are recomputed
+    as the compiler computes them, summed in body and dof order, so the result is
+    bit-identical to the compiler's.
+    """
+    mujoco.mj_setTotalmass(model, total_mass)
+    mujoco.mj_setConst(model, mujoco.MjData(model))
+    model.stat.meanmass = _sequential_mean(model.body_mass[1:])
+    model.stat.meaninertia = _sequential_mean(model.dof_M0)
+
+
+def _sequential_mean(values) -> float:
+    total = 0.0
+    for value in values:
+        total += float(value)
+    return total / len(values)
