@@ -390,7 +390,12 @@ class Physics:
                 raise ValueError(
                     f"model field {name} must have shape {expected}, got {np.shape(value)}"
                 )
-        applied = {k: v for k, v in fields.items() if k in APPLIED_MODEL_FIELDS}
+        # MjModel's shape, validated above, is applied in MJX's (cam_mat0: 9 -> 3x3).
+        applied = {
+            k: jnp.reshape(v, np.shape(getattr(self.model, k)))
+            for k, v in fields.items()
+            if k in APPLIED_MODEL_FIELDS
+        }
         return dataclasses.replace(
             self,
             model=self.model.replace(**applied) if applied else self.model,

@@ -140,8 +140,8 @@ def test_set_state_recomputes_observation():
 def test_auto_reset_restarts_finished_episodes_and_keeps_final_observation():
     env = jaxcontrol.load("pendulum", "swingup", time_limit=0.06)
     venv = AutoReset(env)
-    states = venv.reset(jax.random.key(0), 3)
-    step = jax.jit(venv.step)
+    states = jax.vmap(venv.reset)(jax.random.split(jax.random.key(0), 3))
+    step = jax.jit(jax.vmap(venv.step))
     actions = jnp.zeros((3, 1))
     for _ in range(2):
         states = step(states, actions)

@@ -67,10 +67,10 @@ def test_step_uses_each_environments_wrap_prm_like_c_mujoco():
 def test_model_fields_survive_steps_and_auto_reset_redraws_them():
     env = _hard()
     auto = AutoReset(env)
-    states = auto.reset(jax.random.key(3), 8)
+    states = jax.vmap(auto.reset)(jax.random.split(jax.random.key(3), 8))
     drawn = np.asarray(states.model_fields["wrap_prm"])
     near_end = states.replace(step=states.step.at[:4].set(env.episode_length - 1))
-    stepped = jax.jit(auto.step)(near_end, jnp.zeros((8, 2)))
+    stepped = jax.jit(jax.vmap(auto.step))(near_end, jnp.zeros((8, 2)))
     after = np.asarray(stepped.model_fields["wrap_prm"])
     np.testing.assert_array_equal(after[4:], drawn[4:])  # still mid-episode
     assert not np.any(np.all(after[:4] == drawn[:4], axis=1))  # restarted: redrawn

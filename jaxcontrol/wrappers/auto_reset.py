@@ -1,69 +1,110 @@
-"""Batched auto-reset: step thousands of environments without episode bookkeeping.
+"""Auto-reset: start the next episode as soon as one ends, inside `step`.
 
-`Env.step` never resets. `AutoReset` steps a *batch* of states and, for each
-environment whose episode ended on this step, starts its next episode at once:
-the returned state holds the new episode's first observation (and physics),
-while `reward`, `discount` and `step_type` still describe the finished
-transition, and `info["final_observation"]` holds the observation that
+`Env.step` never resets. `AutoReset(env)` is a per-environment wrapper: when
+the step it takes ends an episode, it returns the next episode's first state
+at once. The returned state holds the new episode's observation, physics and
+`info`, while `reward`, `discount` and `step_type` still describe the finished
+transition (LAST), and `info["final_observation"]` holds the observation that
 transition really ended in. Bootstrapping through a time-limit end therefore
 reads `info["final_observation"]`, never `observation`.
 
-Efficiency: the reset runs under one `lax.cond` over the whole batch, only on
-steps where some episode ended. Suite episodes end together (fixed time
-limits), so resets cost one batched reset per episode length, not per step.
+Cost. A reset costs about as much as a step or more (rejection sampling), and
+most steps end no episode, so the restart sits in a `lax.cond`. Under `vmap`
+a cond whose predicate differs across the batch becomes a `select` that runs
+the reset on every step. The predicate here is therefore "did any episode of
+the whole batch end", computed by a tiny `jax.custom_batching.custom_vmap`
+function: for one environment it is `done` itself; vmapped, its rule reduces
+`done` over the vmapped axis and calls itself again, so each vmap level
+(seeds around environments, as in `jax.jit(jax.vmap(train))`) is reduced in
+turn and the predicate reaches the cond unbatched. The cond then stays a
+cond under any number of vmaps; inside it, each environment takes its fresh
+state only where its own episode ended. Suite episodes end together (fixed
+time limits), so a batch pays one batched reset per episode length, not per
+step. Only the predicate passes through `custom_vmap`: the step and the reset
+stay ordinary traced code that XLA and JAX optimise as usual.
+BENCHMARKS.md ("Auto-reset under vmap") measures the alternatives.
+
+Place `AutoReset` above the wrappers that keep per-episode state
+(`Observables`, `DomainRandomization`): their `reset` runs inside the restart.
+`RecordEpisodeStatistics` goes above it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
 
-from jaxcontrol.core import Env, State
+from jaxcontrol.core import State
+from jaxcontrol.wrappers.base import Wrapper
+
+_FINAL = "final_observation"
 
 
 @dataclasses.dataclass(frozen=True)
-class AutoReset:
-    """Batched `reset`/`step` with automatic episode restarts.
+class AutoReset(Wrapper):
+    """Restarts an environment in the step that ends its episode.
 
     Attributes:
-      env: the environment to wrap.
+      env: the environment to wrap (an `Env` or a wrapper).
     """
 
-    env: Env
+    info_keys: ClassVar[tuple[str, ...]] = (_FINAL,)
+    resets_episodes: ClassVar[bool] = True
 
-    def reset(self, key: jax.Array, num_envs: int) -> State:
-        """Resets `num_envs` environments from one key (split per environment)."""
-        states = jax.vmap(self.env.reset)(jax.random.split(key, num_envs))
-        return _with_final_observation(states, states.observation)
+    def reset(self, key: jax.Array) -> State:
+        """The inner reset, with `info["final_observation"]` set to its observation."""
+        state = self.env.reset(key)
+        return _with_final_observation(state, state.observation)
 
-    def step(self, states: State, actions: jax.Array) -> State:
-        """Steps every environment; restarts those whose episode just ended."""
-        stepped = jax.vmap(self.env.step)(states, actions)
+    def step(self, state: State, action: jax.Array) -> State:
+        """Steps; if the episode ended, returns the next episode's first state.
+
+        `reward`, `discount` and `step_type` are the finished transition's;
+        everything else is the new episode's. Under `vmap` (any depth) the
+        restart runs in one `lax.cond`, taken when any environment of the
+        whole batch finished.
+        """
+        stepped = self.env.step(self.inner_state(state), action)
         done = stepped.last()
 
         def restart(stepped: State) -> State:
-            fresh = jax.vmap(self.env.reset)(stepped.key)
-
-            def pick(new, old):
-                mask = done.reshape(done.shape + (1,) * (old.ndim - 1))
-                return jnp.where(mask, new, old)
-
-            return stepped.replace(
-                data=jax.tree.map(pick, fresh.data, stepped.data),
-                observation=jax.tree.map(pick, fresh.observation, stepped.observation),
-                variables=jax.tree.map(pick, fresh.variables, stepped.variables),
-                model_fields=jax.tree.map(pick, fresh.model_fields, stepped.model_fields),
-                key=jax.tree.map(pick, fresh.key, stepped.key),
-                step=jnp.where(done, fresh.step, stepped.step),
-                diverged=jnp.where(done, fresh.diverged, stepped.diverged),
+            fresh = self.env.reset(stepped.key)
+            restarted = jax.tree.map(lambda new, old: jnp.where(done, new, old), fresh, stepped)
+            restarted = restarted.replace(
+                reward=stepped.reward, discount=stepped.discount, step_type=stepped.step_type
             )
+            return _with_final_observation(restarted, stepped.observation)
 
-        final_observation = stepped.observation
-        restarted = jax.lax.cond(jnp.any(done), restart, lambda s: s, stepped)
-        return _with_final_observation(restarted, final_observation)
+        def keep(stepped: State) -> State:
+            return _with_final_observation(stepped, stepped.observation)
+
+        # The final observation is set inside both branches: nothing of
+        # `stepped` outlives the cond, so XLA can update the state in place.
+        return jax.lax.cond(any_in_batch(done), restart, keep, stepped)
 
 
-def _with_final_observation(states: State, final_observation) -> State:
-    return states.replace(info={**states.info, "final_observation": final_observation})
+@custom_vmap
+def any_in_batch(flag: jax.Array) -> jax.Array:
+    """`flag` for one environment; under vmap, whether it holds for any of the batch.
+
+    The result is never batched: each vmap level around the call reduces its
+    own axis (the rule calls this function again on the reduced flag, which
+    the next level out batches in turn), so a `lax.cond` on it stays a cond.
+    """
+    return flag
+
+
+@any_in_batch.def_vmap
+def _any_in_batch_rule(axis_size, in_batched, flag):
+    del axis_size
+    (batched,) = in_batched
+    reduced = jnp.any(flag, axis=0) if batched else flag
+    return any_in_batch(reduced), False
+
+
+def _with_final_observation(state: State, final_observation) -> State:
+    return state.replace(info={**state.info, _FINAL: final_observation})
