@@ -6,6 +6,7 @@ Commands:
   check DOMAIN TASK ...     parity with dm_control (needs jaxcontrol[test])
   parity [D-T ...] ...      full parity records and PARITY.md (needs jaxcontrol[test])
   train ... / evaluate ...  learners (PPO, SAC, D4PG)
+  video --env D-T ...       an mp4 of a run's policy or a random one (needs jaxcontrol[video])
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _COMMANDS = {
     "parity": ("jaxcontrol.parity", "main"),
     "train": ("jaxcontrol.agents.cli", "train_main"),
     "evaluate": ("jaxcontrol.agents.cli", "evaluate_main"),
+    "video": ("jaxcontrol.render.video", "main"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Shared test setup: no display for dm_control, task parameterisation, test tiers.
+"""Shared test setup: headless OpenGL (or none), task parameterisation, test tiers.
 
 Tiers (README, "Tests"):
   * default (CI): every test not marked `slow` or `full`;
@@ -12,9 +12,12 @@ worker that compiles all 51 models never piles them up (compiled code filling
 `vm.max_map_count` once broke a long-lived process here).
 """
 
+import ctypes.util
 import os
 
-os.environ.setdefault("MUJOCO_GL", "disable")
+# MuJoCo reads MUJOCO_GL once, at import: software OpenGL (osmesa) where libOSMesa is
+# installed, so the rendering tests run headless; else no GL (they are skipped).
+os.environ.setdefault("MUJOCO_GL", "osmesa" if ctypes.util.find_library("OSMesa") else "disable")
 
 import jax
 import pytest
