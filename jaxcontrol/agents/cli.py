@@ -2,6 +2,7 @@
 
     jaxcontrol train --env cartpole-balance --agent ppo --steps 2000000 --seed 0 --out runs/a
     jaxcontrol train ... --out runs/a --resume      # continue from the latest checkpoint
+    jaxcontrol train --env walker-walk --agent sac --action-repeat 2 ...
     jaxcontrol evaluate runs/a --episodes 100       # re-evaluate into runs/a/eval.json
 
 Bad arguments give one line ``error: ...`` on stderr and exit status 2,
@@ -36,6 +37,7 @@ class UsageError(Exception):
 
 
 INT_MAX = 2**31 - 1  # JAX's default integers are 32-bit
+MAX_ACTION_REPEAT = 1000  # a suite episode's length in control steps
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,6 +196,14 @@ def _train_parser() -> _Parser:
     )
     p.add_argument("--seed", type=_integer(0, 2**32 - 1), default=0)
     p.add_argument("--out", required=True, help="run directory")
+    p.add_argument(
+        "--action-repeat",
+        type=_integer(1, MAX_ACTION_REPEAT),
+        default=1,
+        metavar="K",
+        help="repeat each action K control steps (jaxcontrol.wrappers.ActionRepeat); "
+        "--steps then counts the learner's steps, each K control steps",
+    )
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument(
         "--set",
@@ -230,11 +240,27 @@ def _train_parser() -> _Parser:
         "--process-id", type=_integer(0, INT_MAX), default=None, help="this process's index"
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--video",
+        action="store_true",
+        help="write an evaluation episode as DIR/video.mp4 at the end (needs jaxcontrol[video])",
+    )
     return p
+
+
+def _extra_missing(command: str) -> int | None:
+    """Exit status 2 and one line naming the agents extra, if a module of it is missing."""
+    from jaxcontrol.agents import extras  # pylint: disable=import-outside-toplevel
+
+    text = extras.message(f"jaxcontrol {command}")
+    return None if text is None else _fail(text)
 
 
 def train_main(argv: list[str]) -> int:
     """Entry point of ``jaxcontrol train``; returns the exit status."""
+    status = _extra_missing("train")
+    if status is not None:
+        return status
     try:
         args = _train_parser().parse_args(argv)
         if args.agent not in AGENTS:
@@ -243,9 +269,12 @@ def train_main(argv: list[str]) -> int:
             raise UsageError(str(unknown_name("agent", args.agent, AGENTS)))
         _check_distributed(args)
         domain, task = _parse_env(args.env)
+        if args.video:
+            _check_video()
         config = build_config(args.agent, args.steps, args.set)
         run_info = {
             "env": args.env,
+            "action_repeat": args.action_repeat,
             "agent": args.agent,
             "seed": args.seed,
             "config": _config_dict(config),
@@ -270,9 +299,7 @@ def train_main(argv: list[str]) -> int:
                     process_id=args.process_id,
                 )
             mesh = _make_mesh(args.devices)
-            import jaxcontrol  # pylint: disable=import-outside-toplevel
-
-            env = jaxcontrol.load(domain, task)
+            env = make_env(domain, task, args.action_repeat)
             learner = get_agent(args.agent).make_learner(config, env, mesh=mesh)
         except (UsageError, ValueError):
             if created:
@@ -302,7 +329,9 @@ def train_main(argv: list[str]) -> int:
             env, learner, learner.policy_params(state), args.seed, args.eval_episodes
         )
         if _is_main_process():
-            _write_eval(args.out, result, meta, domain, task)
+            _write_eval(args.out, result, meta, domain, task, args.action_repeat)
+            if args.video:
+                _write_video(args.out, env, learner, learner.policy_params(state), args.seed)
     except run_lib.Stopped as e:
         print(f"{e}; {resume}", file=sys.stderr)
         return 128 + e.signal
@@ -317,6 +346,39 @@ def train_main(argv: list[str]) -> int:
     )
     _print_published(domain, task)
     return 0
+
+
+def make_env(domain: str, task: str, action_repeat: int = 1):
+    """The environment a run trains on: the task, under ``ActionRepeat`` when k > 1."""
+    import jaxcontrol  # pylint: disable=import-outside-toplevel
+
+    env = jaxcontrol.load(domain, task)
+    if action_repeat > 1:
+        from jaxcontrol.wrappers import ActionRepeat  # pylint: disable=import-outside-toplevel
+
+        env = ActionRepeat(env, action_repeat)
+    return env
+
+
+def _check_video() -> None:
+    """Fails before training if the end's video could not be written."""
+    from jaxcontrol.render import gl, video  # pylint: disable=import-outside-toplevel
+
+    try:
+        video.require_encoder()
+        gl.require()
+    except (ImportError, gl.RenderingUnavailable) as e:
+        raise UsageError(f"--video: {e}") from e
+
+
+def _write_video(run_dir: str, env, learner, params, seed: int) -> None:
+    """One evaluation episode (the deterministic policy) as ``run_dir/video.mp4``."""
+    from jaxcontrol.render import video  # pylint: disable=import-outside-toplevel
+
+    path = os.path.join(run_dir, "video.mp4")
+    seconds = env.episode_length * env.control_timestep
+    frames = video.record(env, path, seconds, learner.policy, params, seed=seed)
+    print(f"video: {path} ({frames} frames)")
 
 
 def _check_distributed(args: argparse.Namespace) -> None:
@@ -377,7 +439,8 @@ def _config_dict(config) -> dict:
 
 def _differences(saved: dict, current: dict) -> list[str]:
     diffs = []
-    for key in ("env", "agent", "seed"):
+    saved = {"action_repeat": 1, **saved}  # runs from before --action-repeat
+    for key in ("env", "action_repeat", "agent", "seed"):
         if saved.get(key) != current[key]:
             diffs.append(f"{key} {saved.get(key)!r} != {current[key]!r}")
     old, new = saved.get("config"), current["config"]
@@ -402,7 +465,9 @@ def _print_published(domain: str, task: str) -> None:
     print(f"published after 1e8 steps (tech report, Table 1): {published}")
 
 
-def _write_eval(run_dir: str, result: dict, meta: dict, domain: str, task: str) -> None:
+def _write_eval(
+    run_dir: str, result: dict, meta: dict, domain: str, task: str, action_repeat: int
+) -> None:
     from jaxcontrol import baselines  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
 
@@ -416,6 +481,8 @@ def _write_eval(run_dir: str, result: dict, meta: dict, domain: str, task: str) 
         "returns": result["returns"],
         "evaluated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "env": f"{domain}-{task}",
+        # env_steps count the learner's steps; each is this many control steps of the task.
+        "action_repeat": action_repeat,
         # The suite report's mean and standard error over seeds, same protocol (None if the
         # task was not among its benchmarks).
         "published": baselines.reference(domain, task),
@@ -424,8 +491,74 @@ def _write_eval(run_dir: str, result: dict, meta: dict, domain: str, task: str) 
     run_lib.plot_learning_curve(run_dir, payload)
 
 
+def action_repeat(info: dict) -> int:
+    """A run's action repeat (1 for runs from before ``--action-repeat``)."""
+    k = info.get("action_repeat", 1)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ACTION_REPEAT:
+        raise UsageError(
+            f"run.json: action_repeat must be an integer in [1, {MAX_ACTION_REPEAT}], got {k!r}"
+        )
+    return k
+
+
+def read_run(run_dir: str) -> tuple[dict, str, str, Any]:
+    """A run directory's run.json: (info, domain, task, config).
+
+    Raises:
+      UsageError: no run there, a damaged run.json, or an unknown env or agent.
+    """
+    run_json = os.path.join(run_dir, "run.json")
+    if not os.path.exists(run_json):
+        raise UsageError(f"no run in {run_dir!r} ({run_json} missing)")
+    info = _read_run_json(run_dir)
+    domain, task = _parse_env(str(info.get("env")))
+    action_repeat(info)
+    from jaxcontrol.agents.common.config import config_from_dict  # pylint: disable=import-outside-toplevel
+
+    try:
+        agent = get_agent(info.get("agent"))
+        config = config_from_dict(agent.config_cls, info.get("config", {}))
+    except (ValueError, TypeError) as e:
+        raise UsageError(str(e)) from e
+    return info, domain, task, config
+
+
+def restore_policy(run_dir: str, info: dict, domain: str, task: str, config, prog: str):
+    """The env, learner and policy of a run's newest intact checkpoint.
+
+    Returns:
+      (env, learner, params, meta, step); params, meta and step are None when no
+      checkpoint is intact. Skipped checkpoints are named on stderr after `prog`.
+    """
+    import jax  # pylint: disable=import-outside-toplevel
+
+    from jaxcontrol.agents.common import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
+
+    env = make_env(domain, task, action_repeat(info))
+    learner = get_agent(info["agent"]).make_learner(config, env)
+    train_key, _ = run_lib.split_run_key(info["seed"])
+    directory = os.path.join(run_dir, "checkpoints")
+    struct = ckpt_lib.structure(jax.eval_shape(learner.init, train_key))
+    step, _, rejected = ckpt_lib.newest_intact(directory, info, struct)
+    for error in rejected:
+        print(f"{prog}: skipped {error}", file=sys.stderr)
+    if step is None:
+        return env, learner, None, None, None
+    checkpointer = ckpt_lib.Checkpointer(directory)
+    abstract = ckpt_lib.abstract_single_device(
+        jax.eval_shape(lambda k: learner.policy_params(learner.init(k)), train_key)
+    )
+    params, meta = checkpointer.restore_policy(step, abstract)
+    checkpointer.close()
+    return env, learner, params, meta, step
+
+
 def evaluate_main(argv: list[str]) -> int:
     """Entry point of ``jaxcontrol evaluate``: re-evaluates the latest checkpoint."""
+    status = _extra_missing("evaluate")
+    if status is not None:
+        return status
     p = _Parser(
         prog="jaxcontrol evaluate",
         description="Re-evaluate a run's latest checkpoint into DIR/eval.json.",
@@ -434,41 +567,19 @@ def evaluate_main(argv: list[str]) -> int:
     p.add_argument("--episodes", type=_integer(1, INT_MAX), default=100)
     try:
         args = p.parse_args(argv)
-        run_json = os.path.join(args.dir, "run.json")
-        if not os.path.exists(run_json):
-            raise UsageError(f"no run in {args.dir!r} ({run_json} missing)")
-        info = _read_run_json(args.dir)
-        domain, task = _parse_env(str(info.get("env")))
-        from jaxcontrol.agents.common.config import config_from_dict  # pylint: disable=import-outside-toplevel
-
-        config = config_from_dict(get_agent(info.get("agent")).config_cls, info.get("config", {}))
+        info, domain, task, config = read_run(args.dir)
     except (UsageError, ValueError, TypeError) as e:
         return _fail(str(e))
 
-    import jax  # pylint: disable=import-outside-toplevel
-
-    import jaxcontrol  # pylint: disable=import-outside-toplevel
-    from jaxcontrol.agents.common import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
 
-    env = jaxcontrol.load(domain, task)
-    learner = get_agent(info["agent"]).make_learner(config, env)
-    train_key, _ = run_lib.split_run_key(info["seed"])
-    directory = os.path.join(args.dir, "checkpoints")
-    struct = ckpt_lib.structure(jax.eval_shape(learner.init, train_key))
-    step, _, rejected = ckpt_lib.newest_intact(directory, info, struct)
-    for error in rejected:
-        print(f"evaluate: skipped {error}", file=sys.stderr)
-    if step is None:
-        return _fail(f"no intact checkpoint in {directory!r}", status=1)
-    checkpointer = ckpt_lib.Checkpointer(directory)
-    abstract = ckpt_lib.abstract_single_device(
-        jax.eval_shape(lambda k: learner.policy_params(learner.init(k)), train_key)
+    env, learner, params, meta, step = restore_policy(
+        args.dir, info, domain, task, config, "evaluate"
     )
-    params, meta = checkpointer.restore_policy(step, abstract)
-    checkpointer.close()
+    if step is None:
+        return _fail(f"no intact checkpoint in {os.path.join(args.dir, 'checkpoints')!r}", status=1)
     result = run_lib.evaluate_policy(env, learner, params, info["seed"], args.episodes)
-    _write_eval(args.dir, result, meta, domain, task)
+    _write_eval(args.dir, result, meta, domain, task, action_repeat(info))
     print(
         f"eval: mean_return {result['mean_return']:.1f} +- {result['stderr']:.1f} "
         f"over {result['episodes']} episodes (checkpoint {step}, "

@@ -5,6 +5,7 @@ import os
 
 import pytest
 from agent_configs import TINY_PPO_CLI
+from toy_cli import TOY_ARGS, use_toy_env
 
 from jaxcontrol import baselines
 from jaxcontrol.agents import cli
@@ -170,3 +171,23 @@ def test_cli_resume_on_real_env_is_bit_identical(straight_run, tmp_path, monkeyp
         resumed = json.load(f)
     with open(os.path.join(straight_run, "eval.json")) as f:
         assert json.load(f)["returns"] == resumed["returns"]
+
+
+def test_action_repeat_is_part_of_the_run(tmp_path, monkeypatch, capsys):
+    """--action-repeat trains on ActionRepeat(env, k), records k and evaluates under it."""
+    use_toy_env(monkeypatch)
+    out = str(tmp_path / "repeat")
+    args = [*TOY_ARGS, "--action-repeat", "2", "--out", out]
+    assert cli.train_main(args) == 0
+    with open(os.path.join(out, "run.json")) as f:
+        assert json.load(f)["action_repeat"] == 2
+    with open(os.path.join(out, "eval.json")) as f:
+        result = json.load(f)
+    # The toy's 50 steps are 25 of ActionRepeat(2); a return sums all 50 rewards.
+    assert result["action_repeat"] == 2 and 0.0 < result["mean_return"] <= 50.0
+    capsys.readouterr()
+    assert cli.train_main([*args[:-4], "--action-repeat", "3", "--out", out, "--resume"]) == 2
+    assert "action_repeat 2 != 3" in _one_error_line(capsys)
+    assert cli.evaluate_main([out, "--episodes", "2"]) == 0
+    with open(os.path.join(out, "eval.json")) as f:
+        assert json.load(f)["returns"] == result["returns"]

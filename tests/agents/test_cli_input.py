@@ -67,6 +67,9 @@ def _rejected(argv, out):
         (["--eval-episodes", "0"], "--eval-episodes: expected an integer in [1, 2147483647]"),
         (["--checkpoint-every", "x"], "--checkpoint-every: expected an integer in [1, "),
         (["--devices", "0"], "--devices: expected an integer in [1, "),
+        (["--action-repeat", "0"], "--action-repeat: expected an integer in [1, 1000], got '0'"),
+        (["--action-repeat", "1001"], "--action-repeat: expected an integer in [1, 1000]"),
+        (["--action-repeat", "2.5"], "got '2.5'"),
         ([*DIST[:1], "--num-processes", "0"], "--num-processes: expected an integer in [1, "),
         ([*DIST, "--process-id", "2"], "--process-id must be in [0, 1] for --num-processes 2"),
         (["--distributed", "--coordinator", "host"], "HOST:PORT with PORT in [1, 65535]"),
@@ -82,7 +85,7 @@ def _rejected(argv, out):
         (["--set", "normalize_observations=maybe"], "expected true or false"),
         (["--set", "total_env_steps=5"], "give the budget with --steps"),
         (["--set", "learning_rate"], "--set expects name=value"),
-        (["--set", "lerning_rate=1"], "did you mean 'learning_rate'?"),
+        (["--set", "lerning_rate=1"], "did you mean 'learning_rate'"),
         (["--stepz", "3"], "unknown flag '--stepz'; did you mean '--steps'"),
         (["--see", "3"], "unknown flag '--see'; did you mean '--seed'"),
         (["--ste", "3"], "unknown flag '--ste'"),  # no abbreviations
@@ -161,6 +164,7 @@ def _bad_flag():
         "--checkpoint-every": st.integers(max_value=0),
         "--eval-episodes": st.integers(max_value=0),
         "--devices": st.integers(max_value=0),
+        "--action-repeat": st.one_of(st.integers(max_value=0), st.integers(min_value=1001)),
     }
     return st.sampled_from(sorted(out_of_range)).flatmap(
         lambda flag: st.tuples(st.just(flag), st.one_of(not_int, out_of_range[flag].map(str)))
@@ -191,7 +195,9 @@ def bad_command_lines(draw):
         drop = draw(st.sampled_from([0, 2, 4]))
         del argv[drop : drop + 2]
     # Unrelated valid flags around it change nothing.
-    return argv + draw(st.sampled_from([[], ["--seed", "7"], ["--no-progress"]]))
+    return argv + draw(
+        st.sampled_from([[], ["--seed", "7"], ["--no-progress"], ["--action-repeat", "2"]])
+    )
 
 
 @settings(max_examples=300, deadline=None)

@@ -44,3 +44,15 @@ def test_gaussian_log_prob_and_entropy():
 
 def test_normalize():
     np.testing.assert_allclose(losses.normalize(jnp.array([1.0, 3.0])), [-1.0, 1.0], rtol=1e-6)
+
+
+def test_gaussian_kl():
+    # One dimension, p = N(0, 1), q = N(1, 2): log 2 + (1 + 1) / 8 - 1/2 = log 2 - 0.25.
+    # A second dimension with p = q adds 0.
+    kl = losses.gaussian_kl(
+        jnp.array([[0.0, 3.0]]),
+        jnp.array([0.0, -1.0]),
+        jnp.array([[1.0, 3.0]]),
+        jnp.array([[math.log(2.0), -1.0]]),
+    )
+    np.testing.assert_allclose(kl, [math.log(2.0) - 0.25], rtol=1e-6)

@@ -30,6 +30,12 @@ class ToyEnv:
     def __eq__(self, other):
         return isinstance(other, ToyEnv) and other.episode_length == self.episode_length
 
+    control_timestep = 0.1
+
+    @property
+    def unwrapped(self):
+        return self
+
     def action_spec(self):
         return specs.BoundedArray((1,), np.float32, -1.0, 1.0, name="action")
 

@@ -80,3 +80,57 @@ def check_numbers(config: Any) -> None:
         big = isinstance(value, int) and not isinstance(value, bool) and value > INT_MAX
         if big and field.name != "total_env_steps":
             raise ValueError(f"{where} must be at most {INT_MAX}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class OffPolicyConfig:
+    """What the off-policy skeleton reads: replay, acting, n-step returns, chunking.
+
+    SAC and D4PG configs extend it with their losses' settings (and their own
+    defaults). Each iteration steps all ``num_envs`` environments once, then
+    takes ``grad_steps_per_iteration`` gradient steps on batches from the replay.
+
+    Attributes:
+      total_env_steps: training budget (rounded up to whole chunks).
+      num_envs: parallel environments E.
+      replay_capacity: transitions kept (rounded to whole rows of E).
+      batch_size: transitions per gradient step.
+      learning_starts: env steps collected (random actions) before learning.
+      grad_steps_per_iteration: gradient steps per env step of all envs.
+      gamma: discount.
+      n_step: transitions per return.
+      prioritized: prioritized replay (Schaul et al., 2016).
+      priority_alpha: priority exponent.
+      priority_beta: importance-sampling exponent.
+      normalize_observations: standardise observations with running statistics.
+      iterations_per_chunk: iterations per jitted chunk.
+    """
+
+    total_env_steps: int = 1_000_000
+    num_envs: int = 32
+    replay_capacity: int = 1_000_000
+    batch_size: int = 256
+    learning_starts: int = 5_000
+    grad_steps_per_iteration: int = 4
+    gamma: float = 0.99
+    n_step: int = 1
+    prioritized: bool = False
+    priority_alpha: float = 0.6
+    priority_beta: float = 0.4
+    normalize_observations: bool = False
+    iterations_per_chunk: int = 250
+
+    def __post_init__(self):
+        check_positive(self, "total_env_steps", "num_envs", "replay_capacity", "batch_size")
+        check_positive(self, "grad_steps_per_iteration", "n_step", "iterations_per_chunk")
+        check_between(self, "learning_starts", 0, math.inf)
+        check_between(self, "gamma", 0.0, 1.0)
+        check_between(self, "priority_alpha", 0.0, math.inf)
+        check_between(self, "priority_beta", 0.0, 1.0)
+        check_numbers(self)
+        if self.replay_capacity // self.num_envs < self.n_step + 1:
+            raise ValueError(
+                f"{type(self).__name__}.replay_capacity must hold at least n_step + 1 = "
+                f"{self.n_step + 1} rows of num_envs = {self.num_envs} transitions, "
+                f"got {self.replay_capacity}"
+            )

@@ -1,9 +1,23 @@
-"""Per-environment episode-return tracking for training metrics."""
+"""Episode returns in training metrics: tracked per environment, reported per chunk.
+
+A chunk's metrics carry the SUM of the returns of the episodes that ended in
+it (``return_sum``) and their number (``episodes``), both always finite. The
+mean return of a chunk exists only where ``episodes > 0``: ``chunk_line``
+(the metrics.jsonl line) leaves ``episode_return`` out of a chunk in which no
+episode ended, and ``episode_returns`` gives the curve of the chunks that
+have one. With 1000-step episodes and short chunks (D4PG's default chunk
+steps each actor 250 times) most chunks end no episode, so nothing reads a
+NaN or a 0 that is not a return.
+"""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def track_returns(
@@ -26,20 +40,56 @@ def track_returns(
 
 
 def summarize_chunk(metrics: dict, updates: jax.Array) -> dict:
-    """Means of per-update metrics, plus the chunk's finished-episode return.
+    """A chunk's metrics from per-iteration metrics.
 
     Args:
-      metrics: per-update metrics with leading [U] axis, including
-        ``return_sum`` and ``episodes``.
-      updates: updates done after this chunk.
+      metrics: per-iteration metrics with a leading [U] axis, including
+        ``return_sum`` and ``episodes`` (finished episodes' return sum and count).
+      updates: iterations done after this chunk.
 
     Returns:
-      dict of float32 scalars; ``episode_return`` is NaN when no episode ended.
+      dict of float32 scalars: the means of the learner's metrics, ``updates``,
+      and the chunk's totals ``return_sum`` and ``episodes``.
     """
+    metrics = dict(metrics)
     return_sum = jnp.sum(metrics.pop("return_sum"))
     episodes = jnp.sum(metrics.pop("episodes"))
     out = jax.tree.map(jnp.mean, metrics)
+    out["return_sum"] = return_sum
     out["episodes"] = episodes
-    out["episode_return"] = jnp.where(episodes > 0, return_sum / jnp.maximum(episodes, 1), jnp.nan)
     out["updates"] = updates.astype(jnp.float32)
     return out
+
+
+def chunk_line(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A chunk's metrics as a JSON line's fields.
+
+    ``episode_return`` (the mean return of the episodes that ended in the
+    chunk) is present only when one did; ``return_sum`` is folded into it.
+    A non-finite learner metric (a diverged loss) is written as null.
+    """
+    line = {}
+    for key, value in metrics.items():
+        if key != "return_sum":
+            value = float(value)
+            line[key] = value if math.isfinite(value) else None
+    episodes = float(metrics["episodes"])
+    if episodes > 0:
+        line["episode_return"] = float(metrics["return_sum"]) / episodes
+    return line
+
+
+def episode_returns(metrics: dict[str, Any]) -> np.ma.MaskedArray:
+    """Mean episode return per chunk from stacked chunk metrics (e.g. ``train(key)``'s).
+
+    Args:
+      metrics: chunk metrics with leaves [..., C] (C chunks, after any leading
+        axes such as seeds), holding ``return_sum`` and ``episodes``.
+
+    Returns:
+      [..., C] masked array: the mean return of the episodes that ended in each
+      chunk, masked where none did (matplotlib leaves masked points out).
+    """
+    sums = np.asarray(metrics["return_sum"], np.float64)
+    counts = np.asarray(metrics["episodes"], np.float64)
+    return np.ma.masked_where(counts <= 0, sums / np.maximum(counts, 1.0))

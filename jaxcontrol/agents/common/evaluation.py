@@ -17,34 +17,57 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontrol.core import StepType
+
 # policy(params, observation) -> action, observation a batched dict, action [N, A].
 Policy = Callable[[Any, Any], jax.Array]
 
 
-def evaluate(env: Any, policy: Policy, params: Any, key: jax.Array, num_episodes: int) -> jax.Array:
+def evaluate(
+    env: Any,
+    policy: Policy,
+    params: Any,
+    key: jax.Array,
+    num_episodes: int,
+    num_steps: int | None = None,
+) -> jax.Array:
     """Returns of ``num_episodes`` full episodes of a frozen policy.
 
     Args:
-      env: a jaxcontrol Env (unbatched reset/step).
+      env: any ``EnvLike`` (unbatched reset/step): an ``Env`` or a wrapper stack.
       policy: deterministic batched policy ``policy(params, observation)``.
       params: policy parameters (not modified).
       key: PRNG key for the initial states.
       num_episodes: N.
+      num_steps: steps per episode; default ``env.episode_length`` (1000 for
+        the suite, ceil(1000 / k) under ``ActionRepeat(k)``).
 
     Returns:
-      [N] float32 episode returns (sums of rewards over episode_length steps).
+      [N] float32 episode returns: sums of rewards up to each episode's first
+      LAST (later rewards, e.g. of a new episode an ``AutoReset`` began, are
+      not counted).
+
+    Raises:
+      ValueError: if the env has no time limit and ``num_steps`` is not given.
     """
+    length = env.episode_length if num_steps is None else num_steps
+    if length is None:
+        raise ValueError(
+            "evaluate: this env has no time limit (episode_length is None); pass num_steps"
+        )
     reset_keys = jax.random.split(key, num_episodes)
     states = jax.vmap(env.reset)(reset_keys)
 
     def step(carry, _):
-        states, total = carry
+        states, total, running = carry
         actions = policy(params, states.observation)
         states = jax.vmap(env.step)(states, actions)
-        return (states, total + states.reward), None
+        total = total + jnp.where(running, states.reward, 0.0).astype(jnp.float32)
+        return (states, total, running & (states.step_type != StepType.LAST)), None
 
     total = jnp.zeros((num_episodes,), jnp.float32)
-    (_, total), _ = jax.lax.scan(step, (states, total), None, length=env.episode_length)
+    running = jnp.ones((num_episodes,), bool)
+    (_, total, _), _ = jax.lax.scan(step, (states, total, running), None, length=length)
     return total
 
 

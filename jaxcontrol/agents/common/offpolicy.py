@@ -1,4 +1,12 @@
-"""Acting into the replay and sampling n-step batches: shared by SAC and D4PG.
+"""The off-policy skeleton that SAC and D4PG share.
+
+Everything but the losses lives here: the on-device replay and its n-step
+batches (uniform or prioritized), the actor loop (step all environments with
+the exploration policy, store the transitions, fold their observations into
+the running statistics), the target networks' updates, the chunked run loop
+and the deterministic policy used for evaluation. An algorithm supplies an
+``Algorithm``: how to build its parameters, how to explore, how to act, and
+one gradient update on a batch.
 
 A replay row holds one transition per environment:
 ``obs`` [E, D], ``action`` [E, A], ``reward`` [E], ``discount`` [E],
@@ -9,17 +17,96 @@ observation the transition really ended in (the AutoReset wrapper's
 
 from __future__ import annotations
 
+import abc
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import flax.struct
 import jax
 import jax.numpy as jnp
+import optax
+from jax.sharding import Mesh
 
 from jaxcontrol.agents.common import replay as replay_lib
 from jaxcontrol.agents.common import sharding
-from jaxcontrol.agents.common.learner import chunks_for
+from jaxcontrol.agents.common.config import OffPolicyConfig
+from jaxcontrol.agents.common.learner import Learner, chunked, chunks_for
 from jaxcontrol.agents.common.returns import n_step_return
-from jaxcontrol.agents.common.venv import TrainingEnv
+from jaxcontrol.agents.common.running_stats import Normalizer, RunningStats
+from jaxcontrol.agents.common.venv import TrainingEnv, training_env
+
+Batch = dict[str, jax.Array]
+
+
+class Algorithm(abc.ABC):
+    """What an off-policy algorithm supplies to the skeleton (SAC and D4PG subclass it).
+
+    Observations reaching these methods are flat and already normalised.
+
+    Attributes:
+      target_names: the ``params`` entries that have target copies.
+      target_period: learner steps between target updates.
+      target_tau: how far each target update moves the targets towards the
+        online parameters (1: a hard copy).
+    """
+
+    target_names: tuple[str, ...] = ()
+    target_period: int = 1
+    target_tau: float = 1.0
+
+    @abc.abstractmethod
+    def init(self, key: jax.Array, obs_size: int, action_size: int) -> tuple[Any, Any]:
+        """(params, opt_state); ``params["actor"]`` is all that ``explore`` and ``act`` read."""
+
+    @abc.abstractmethod
+    def update(
+        self, params: Any, target_params: Any, opt_state: Any, batch: Batch, key: jax.Array
+    ) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
+        """One gradient step: (params, opt_state, priorities [B], scalar metrics).
+
+        ``batch`` holds ``obs`` [B, D], ``action`` [B, A], ``reward`` [B] (the
+        n-step return), ``bootstrap_discount`` [B], ``next_obs`` [B, D] and
+        ``weight`` [B] (importance weights; ones under uniform sampling). The
+        priorities are the transitions' new replay priorities (used when prioritized).
+        """
+
+    @abc.abstractmethod
+    def explore(self, actor: Any, obs: jax.Array, key: jax.Array) -> jax.Array:
+        """Exploration actions [E, A] in [-1, 1] for observations [E, D]."""
+
+    @abc.abstractmethod
+    def act(self, actor: Any, obs: jax.Array) -> jax.Array:
+        """Deterministic actions [N, A] for observations [N, D]."""
+
+
+@flax.struct.dataclass
+class OffPolicyState:
+    """Everything an off-policy run carries between iterations.
+
+    Attributes:
+      params: the algorithm's online parameters (a dict with ``"actor"``).
+      target_params: target copies of ``params[name]`` for each target name.
+      opt_state: the algorithm's optimiser states.
+      obs_stats: running observation statistics.
+      env_state: batched env state [E].
+      episode_return: [E] running returns.
+      replay: the on-device replay (priorities used when prioritized).
+      key: PRNG key for the next iteration.
+      learner_steps: scalar int32, gradient steps done (drives target updates).
+      iterations: scalar int32, iterations done.
+    """
+
+    params: Any
+    target_params: Any
+    opt_state: Any
+    obs_stats: RunningStats
+    env_state: Any
+    episode_return: jax.Array
+    replay: replay_lib.Replay
+    key: jax.Array
+    learner_steps: jax.Array
+    iterations: jax.Array
 
 
 class Schedule(NamedTuple):
@@ -39,8 +126,18 @@ class Schedule(NamedTuple):
     capacity: int
 
 
-def schedule(config: Any) -> Schedule:
-    """The schedule of a SAC or D4PG config (the fields they share)."""
+class Skeleton(NamedTuple):
+    """The static pieces the skeleton's functions share."""
+
+    config: OffPolicyConfig
+    env: TrainingEnv
+    algorithm: Algorithm
+    normalizer: Normalizer
+    plan: Schedule
+
+
+def schedule(config: OffPolicyConfig) -> Schedule:
+    """The schedule of an off-policy config."""
     num_envs = config.num_envs
     prefill = max(
         -(-config.learning_starts // num_envs), -(-config.batch_size // num_envs) + config.n_step
@@ -82,17 +179,20 @@ def act_and_store(
       action_fn: flat observations [E, D] -> actions [E, A] in [-1, 1].
 
     Returns:
-      (env_state, episode_return, replay, finished_return_sum, finished_count).
+      (env_state, episode_return, replay, obs [E, D] acted on,
+      finished_return_sum, finished_count).
     """
-    action = action_fn(env.flatten(env_state.observation))
-    env_state, episode_return, row, finished, count = env.step(env_state, episode_return, action)
+    obs = env.flatten(env_state.observation)
+    env_state, episode_return, row, finished, count = env.step(
+        env_state, episode_return, action_fn(obs)
+    )
     replay = replay_lib.add(replay, row)
     replay = replay.replace(data=sharding.constrain(replay.data, env.mesh, axis=1))
-    return env_state, episode_return, replay, finished, count
+    return env_state, episode_return, replay, obs, finished, count
 
 
 def start(env: TrainingEnv, plan: Schedule, key: jax.Array):
-    """Resets the envs and fills a fresh replay with random actions.
+    """Resets the envs and fills a fresh replay with uniformly random actions.
 
     Returns:
       (env_state, episode_return [E], replay).
@@ -101,16 +201,16 @@ def start(env: TrainingEnv, plan: Schedule, key: jax.Array):
     env_state = env.reset(key_env)
     replay = replay_lib.init(empty_row(env), plan.capacity)
     episode_return = env.zero_returns()
+    shape = (env.num_envs, env.action_size)
 
     def body(carry, step_key):
         env_state, episode_return, replay = carry
-
-        def random_action(obs):
-            shape = (obs.shape[0], env.action_size)
-            return jax.random.uniform(step_key, shape, minval=-1.0, maxval=1.0)
-
-        env_state, episode_return, replay, _, _ = act_and_store(
-            env, env_state, episode_return, replay, random_action
+        env_state, episode_return, replay, *_ = act_and_store(
+            env,
+            env_state,
+            episode_return,
+            replay,
+            lambda _: jax.random.uniform(step_key, shape, minval=-1.0, maxval=1.0),
         )
         return (env_state, episode_return, replay), None
 
@@ -119,25 +219,6 @@ def start(env: TrainingEnv, plan: Schedule, key: jax.Array):
         body, (env_state, episode_return, replay), keys
     )
     return env_state, episode_return, replay
-
-
-def learn(state: Any, learn_step: Callable, key: jax.Array, steps: int, finished, count):
-    """Runs ``steps`` gradient steps and packs an iteration's metrics.
-
-    Args:
-      state: the learner state.
-      learn_step: ``(state, key) -> (state, metrics)``.
-      key: PRNG key, split once per step.
-      steps: gradient steps this iteration.
-      finished, count: the acting step's finished-episode return sum and count.
-
-    Returns:
-      (state, metrics averaged over the steps, with ``return_sum`` and ``episodes``).
-    """
-    state, metrics = jax.lax.scan(learn_step, state, jax.random.split(key, steps))
-    metrics = jax.tree.map(jnp.mean, metrics)
-    metrics["return_sum"], metrics["episodes"] = finished, count
-    return state, metrics
 
 
 def batch_from_windows(windows: dict, gamma: float) -> dict:
@@ -166,25 +247,177 @@ def batch_from_windows(windows: dict, gamma: float) -> dict:
 
 
 def sample_batch(
-    replay: replay_lib.Replay,
-    key: jax.Array,
-    batch_size: int,
-    n_step: int,
-    gamma: float,
-    prioritized: bool = False,
-    alpha: float = 0.6,
-    beta: float = 0.4,
-) -> tuple[dict, jax.Array, jax.Array, jax.Array]:
-    """Samples n-step transitions, uniformly or by priority.
+    replay: replay_lib.Replay, key: jax.Array, config: OffPolicyConfig
+) -> tuple[Batch, jax.Array, jax.Array]:
+    """Samples n-step transitions, uniformly or by priority (``config.prioritized``).
 
     Returns:
-      (batch, rows [B], envs [B], importance weights [B]; ones when uniform).
+      (batch with ``weight`` [B], the importance weights (ones when uniform),
+      rows [B], envs [B]).
     """
-    if prioritized:
+    if config.prioritized:
         rows, envs, windows, weights = replay_lib.sample_prioritized(
-            replay, key, batch_size, n_step, alpha, beta
+            replay,
+            key,
+            config.batch_size,
+            config.n_step,
+            config.priority_alpha,
+            config.priority_beta,
         )
     else:
-        rows, envs, windows = replay_lib.sample(replay, key, batch_size, n_step)
-        weights = jnp.ones((batch_size,), jnp.float32)
-    return batch_from_windows(windows, gamma), rows, envs, weights
+        rows, envs, windows = replay_lib.sample(replay, key, config.batch_size, config.n_step)
+        weights = jnp.ones((config.batch_size,), jnp.float32)
+    return {**batch_from_windows(windows, config.gamma), "weight": weights}, rows, envs
+
+
+def init_actor_critic(
+    actor_net: Any, critic_net: Any, key: jax.Array, obs_size: int, action_size: int
+) -> dict:
+    """``{"actor", "critic"}`` parameters of flax modules ``actor(obs)`` and ``critic(obs, action)``."""
+    key_actor, key_critic = jax.random.split(key)
+    obs, action = jnp.zeros((1, obs_size)), jnp.zeros((1, action_size))
+    return {
+        "actor": actor_net.init(key_actor, obs)["params"],
+        "critic": critic_net.init(key_critic, obs, action)["params"],
+    }
+
+
+def update_targets(target: Any, online: Any, steps: jax.Array, period: int, tau: float) -> Any:
+    """Every ``period`` steps, moves ``target`` a fraction ``tau`` towards ``online``.
+
+    tau = 1 is a hard copy (D4PG); period = 1 a Polyak average at every step (SAC).
+    """
+    moved = optax.incremental_update(online, target, tau)
+    return optax.periodic_update(moved, target, steps, period)
+
+
+def init(sk: Skeleton, key: jax.Array) -> OffPolicyState:
+    """Parameters, a prefilled replay and the statistics of the prefill's observations."""
+    key_params, key_start, key_next = jax.random.split(key, 3)
+    params, opt_state = sk.algorithm.init(key_params, sk.env.obs_size, sk.env.action_size)
+    env_state, episode_return, replay = start(sk.env, sk.plan, key_start)
+    stats = sk.normalizer.update(
+        sk.normalizer.init(sk.env.obs_size),
+        replay.data["obs"][: sk.plan.prefill_iterations],
+    )
+    return OffPolicyState(
+        params=params,
+        target_params={name: params[name] for name in sk.algorithm.target_names},
+        opt_state=opt_state,
+        obs_stats=stats,
+        env_state=env_state,
+        episode_return=episode_return,
+        replay=replay,
+        key=key_next,
+        learner_steps=jnp.zeros((), jnp.int32),
+        iterations=jnp.zeros((), jnp.int32),
+    )
+
+
+def learn_step(sk: Skeleton, state: OffPolicyState, key: jax.Array):
+    """One gradient step of the algorithm on a replay batch, then priorities and targets."""
+    key_sample, key_update = jax.random.split(key)
+    batch, rows, envs = sample_batch(state.replay, key_sample, sk.config)
+    batch["obs"] = sk.normalizer.apply(state.obs_stats, batch["obs"])
+    batch["next_obs"] = sk.normalizer.apply(state.obs_stats, batch["next_obs"])
+    params, opt_state, priorities, metrics = sk.algorithm.update(
+        state.params, state.target_params, state.opt_state, batch, key_update
+    )
+    replay = state.replay
+    if sk.config.prioritized:
+        replay = replay_lib.update_priorities(replay, rows, envs, priorities)
+    learner_steps = state.learner_steps + 1
+    online = {name: params[name] for name in sk.algorithm.target_names}
+    targets = update_targets(
+        state.target_params,
+        online,
+        learner_steps,
+        sk.algorithm.target_period,
+        sk.algorithm.target_tau,
+    )
+    state = state.replace(
+        params=params,
+        target_params=targets,
+        opt_state=opt_state,
+        replay=replay,
+        learner_steps=learner_steps,
+    )
+    return state, metrics
+
+
+def iteration(sk: Skeleton, state: OffPolicyState):
+    """Acts once in every environment, stores the transitions, then learns.
+
+    Returns:
+      (state, metrics averaged over the gradient steps, with ``return_sum`` and
+      ``episodes`` of the episodes that ended).
+    """
+    key_act, key_learn, key_next = jax.random.split(state.key, 3)
+
+    def explore(obs):
+        obs = sk.normalizer.apply(state.obs_stats, obs)
+        return sk.algorithm.explore(state.params["actor"], obs, key_act)
+
+    env_state, episode_return, replay, obs, finished, count = act_and_store(
+        sk.env, state.env_state, state.episode_return, state.replay, explore
+    )
+    state = state.replace(
+        env_state=env_state,
+        episode_return=episode_return,
+        replay=replay,
+        obs_stats=sk.normalizer.update(state.obs_stats, obs),
+    )
+    keys = jax.random.split(key_learn, sk.config.grad_steps_per_iteration)
+    state, metrics = jax.lax.scan(functools.partial(learn_step, sk), state, keys)
+    metrics = jax.tree.map(jnp.mean, metrics)
+    metrics["return_sum"], metrics["episodes"] = finished, count
+    return state.replace(key=key_next, iterations=state.iterations + 1), metrics
+
+
+def policy_params(state: OffPolicyState) -> dict:
+    """What the deterministic policy reads: the actor and the observation statistics."""
+    return {"actor": state.params["actor"], "obs_stats": state.obs_stats}
+
+
+def policy(sk: Skeleton, params: dict, observation: Any) -> jax.Array:
+    """The deterministic policy on a batched observation: actions [N, A]."""
+    obs = sk.normalizer.apply(params["obs_stats"], sk.env.flatten(observation))
+    return sk.algorithm.act(params["actor"], obs)
+
+
+def make_learner(
+    config: OffPolicyConfig,
+    env: Any,
+    make_algorithm: Callable[[int], Algorithm],
+    mesh: Mesh | None = None,
+) -> Learner:
+    """An off-policy learner: an algorithm's update inside the shared skeleton.
+
+    Args:
+      config: the algorithm's config (an ``OffPolicyConfig``).
+      env: any ``EnvLike`` (unbatched); an ``AutoReset`` goes on top unless present.
+      make_algorithm: the algorithm's parts, given the action size A.
+      mesh: optional one-axis device mesh; envs and replay are sharded on it.
+
+    Returns:
+      The Learner.
+    """
+    plan = schedule(config)
+    tenv = training_env(env, config.num_envs, mesh)
+    sk = Skeleton(
+        config=config,
+        env=tenv,
+        algorithm=make_algorithm(tenv.action_size),
+        normalizer=Normalizer(config.normalize_observations),
+        plan=plan,
+    )
+    return Learner(
+        init=functools.partial(init, sk),
+        run_chunk=chunked(functools.partial(iteration, sk), plan.iterations_per_chunk),
+        policy=functools.partial(policy, sk),
+        policy_params=policy_params,
+        env_steps_per_chunk=plan.iterations_per_chunk * config.num_envs,
+        num_chunks=plan.num_chunks,
+        updates_per_chunk=plan.iterations_per_chunk * config.grad_steps_per_iteration,
+        env_steps_at_init=plan.prefill_iterations * config.num_envs,
+    )

@@ -3,7 +3,8 @@
 The run directory holds:
 
 * ``run.json``: env, agent, seed and the full config (checked on resume);
-* ``metrics.jsonl``: one JSON line per chunk;
+* ``metrics.jsonl``: one JSON line per chunk (``episode_return`` only in the
+  chunks in which an episode ended);
 * ``checkpoints/``: orbax checkpoints (see ``checkpoint.py``);
 * ``learning_curve.png`` and ``eval.json`` at the end.
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import signal
 import sys
@@ -36,6 +36,7 @@ import numpy as np
 
 from jaxcontrol.agents.common import checkpoint as ckpt_lib
 from jaxcontrol.agents.common import faults
+from jaxcontrol.agents.common.episodes import chunk_line
 from jaxcontrol.agents.common.evaluation import evaluate, summarize
 from jaxcontrol.agents.common.files import os_error, write_atomic
 from jaxcontrol.agents.common.learner import Learner
@@ -62,11 +63,6 @@ def split_run_key(seed: int) -> tuple[jax.Array, jax.Array]:
     """(train_key, eval_key) of a run, from its seed."""
     train_key, eval_key = jax.random.split(jax.random.PRNGKey(seed))
     return train_key, eval_key
-
-
-def _json_value(value: Any) -> Any:
-    value = float(value)
-    return None if math.isnan(value) else value
 
 
 def read_metrics(run_dir: str) -> list[dict]:
@@ -221,7 +217,6 @@ def train_loop(
         desc="train",
     )
     meta = {"chunks": start_chunk, "env_steps": done_steps, "wall_seconds": wall_before}
-    recent = float("nan")
     with faults.StopOnSignal() as stop, open(metrics_path, "ab") as metrics_file:
         for chunk in range(start_chunk, learner.num_chunks):
             faults.point("chunk-start")
@@ -229,7 +224,7 @@ def train_loop(
             state, metrics = run_chunk(state)
             metrics = jax.device_get(metrics)
             elapsed = time.time() - chunk_start
-            line = {"chunk": chunk + 1, **{k: _json_value(v) for k, v in metrics.items()}}
+            line = {"chunk": chunk + 1, **chunk_line(metrics)}
             line["env_steps"] = (
                 learner.env_steps_at_init + (chunk + 1) * learner.env_steps_per_chunk
             )
@@ -245,10 +240,9 @@ def train_loop(
                 intact = f"checkpoint {last_saved} is intact" if last_saved else "no checkpoint yet"
                 raise RunError(f"cannot write {metrics_path}: {e.strerror or e}; {intact}") from e
             faults.point("chunk-end")
-            if line.get("episode_return") is not None:
-                recent = line["episode_return"]
             bar.update(learner.env_steps_per_chunk)
-            bar.set_postfix(ret=f"{recent:.1f}", refresh=False)
+            if "episode_return" in line:  # the latest chunk in which an episode ended
+                bar.set_postfix(ret=f"{line['episode_return']:.1f}", refresh=False)
             meta = {
                 "chunks": chunk + 1,
                 "env_steps": line["env_steps"],

@@ -1,6 +1,15 @@
-"""Running mean and variance of observations: pure init/update/normalize."""
+"""Observation normalisation shared by every learner: running statistics, pure functions.
+
+``RunningStats`` holds the count, mean and sum of squared deviations of every
+observation seen; ``init``/``update``/``normalize`` are pure. ``Normalizer``
+is the one switch the learners use: with ``enabled=False`` its ``update``
+keeps the statistics as they are and ``apply`` is the identity, so a learner
+carries the same state layout either way.
+"""
 
 from __future__ import annotations
+
+import dataclasses
 
 import flax.struct
 import jax
@@ -60,3 +69,30 @@ def normalize(stats: RunningStats, x: jax.Array, clip: float = 5.0, eps: float =
     """Standardises ``x`` ([..., D]) and clips to [-clip, clip]."""
     std = jnp.sqrt(stats.variance + eps)
     return jnp.clip((x - stats.mean) / std, -clip, clip)
+
+
+@dataclasses.dataclass(frozen=True)
+class Normalizer:
+    """Observation normalisation as a learner uses it, on or off.
+
+    Attributes:
+      enabled: standardise observations with running statistics; when False,
+        ``apply`` returns observations unchanged and ``update`` keeps the
+        (empty) statistics.
+      clip: standardised values are clipped to [-clip, clip].
+    """
+
+    enabled: bool
+    clip: float = 5.0
+
+    def init(self, size: int) -> RunningStats:
+        """Empty statistics for observations of length ``size``."""
+        return init(size)
+
+    def update(self, stats: RunningStats, batch: jax.Array) -> RunningStats:
+        """``stats`` with the [..., D] ``batch`` folded in (unchanged when disabled)."""
+        return update(stats, batch) if self.enabled else stats
+
+    def apply(self, stats: RunningStats, x: jax.Array) -> jax.Array:
+        """``x`` ([..., D]) standardised by ``stats`` (unchanged when disabled)."""
+        return normalize(stats, x, self.clip) if self.enabled else x

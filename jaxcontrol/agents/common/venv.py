@@ -1,4 +1,13 @@
-"""Batched, auto-resetting environments for training."""
+"""Batched, auto-resetting environments for training, from any `EnvLike`.
+
+A learner takes any object that satisfies ``jaxcontrol.wrappers.EnvLike``: a
+bare ``Env`` or a stack of wrappers (``ActionRepeat``, ``Observables``,
+``DomainRandomization``, ``FlattenObservation``, ...). It uses only the
+protocol (``reset``, ``step``, the two specs, ``episode_length``) and the
+``State`` fields every env returns (``observation``, ``reward``,
+``discount``, ``step_type``, ``info["final_observation"]``), never an
+``Env``'s internals, so whatever a stack changes is what the learner sees.
+"""
 
 from __future__ import annotations
 
@@ -18,9 +27,11 @@ class TrainingEnv(NamedTuple):
     """A batched env and the sizes a learner builds its networks from.
 
     Attributes:
-      venv: ``AutoReset(env)``: ``reset(key, num_envs)`` and ``step(state, action)``
-        on batched states; ``state.info["final_observation"]`` holds the
-        observation each transition really ended in.
+      venv: the env with an ``AutoReset`` on top (the user's own, if the
+        stack has one), one environment's ``reset(key)`` and ``step(state,
+        action)``, vmapped here over the batch;
+        ``state.info["final_observation"]`` holds the observation each
+        transition really ended in.
       obs_spec: the env's observation spec (fixes the flattening order).
       obs_size: length D of a flattened observation.
       action_size: length A of an action.
@@ -36,12 +47,13 @@ class TrainingEnv(NamedTuple):
     mesh: Mesh | None
 
     def flatten(self, observation: Any) -> jax.Array:
-        """[E, D] flat observation of a batched observation dict."""
+        """[E, D] flat observation of a batched observation."""
         return flatten_observation(observation, self.obs_spec)
 
     def reset(self, key: jax.Array) -> Any:
         """Batched initial states [E], sharded on the mesh."""
-        return sharding.constrain(self.venv.reset(key, self.num_envs), self.mesh)
+        keys = jax.random.split(key, self.num_envs)
+        return sharding.constrain(jax.vmap(self.venv.reset)(keys), self.mesh)
 
     def zero_returns(self) -> jax.Array:
         """[E] float32 zeros, sharded like the envs (as the step's outputs are)."""
@@ -63,14 +75,15 @@ class TrainingEnv(NamedTuple):
           (so time-limit ends can bootstrap).
         """
         obs = self.flatten(env_state.observation)
-        env_state = sharding.constrain(self.venv.step(env_state, action), self.mesh)
+        env_state = sharding.constrain(jax.vmap(self.venv.step)(env_state, action), self.mesh)
         done = is_last(env_state)
-        episode_return, finished, count = track_returns(episode_return, env_state.reward, done)
+        reward = env_state.reward.astype(jnp.float32)
+        episode_return, finished, count = track_returns(episode_return, reward, done)
         transition = {
             "obs": obs,
             "action": action,
-            "reward": env_state.reward,
-            "discount": env_state.discount,
+            "reward": reward,
+            "discount": env_state.discount.astype(jnp.float32),
             "done": done,
             "next_obs": self.flatten(env_state.info["final_observation"]),
         }
@@ -78,23 +91,44 @@ class TrainingEnv(NamedTuple):
 
 
 def training_env(env: Any, num_envs: int, mesh: Mesh | None = None) -> TrainingEnv:
-    """Wraps a jaxcontrol Env for training on ``num_envs`` parallel copies.
+    """Batches ``env`` (an ``Env`` or any wrapper stack) for training on ``num_envs`` copies.
+
+    An ``AutoReset`` is put on top unless the stack has one already.
 
     Raises:
-      ValueError: if ``num_envs`` does not split evenly over the mesh.
+      TypeError: if ``env`` does not satisfy ``EnvLike``.
+      ValueError: if ``num_envs`` does not split evenly over the mesh, the
+        action spec is not a vector, or the stack cannot take an ``AutoReset``
+        on top (the message names the order that works).
     """
-    from jaxcontrol.wrappers import AutoReset  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.wrappers import AutoReset, EnvLike  # pylint: disable=import-outside-toplevel
 
+    if not isinstance(env, EnvLike):
+        raise TypeError(
+            "learners train on a jaxcontrol environment (jaxcontrol.load(domain, task), "
+            f"or a stack of jaxcontrol.wrappers around one), got {type(env).__name__}"
+        )
     sharding.check_divisible(num_envs, mesh)
+    action_shape = env.action_spec().shape
+    if len(action_shape) != 1:
+        raise ValueError(f"learners need a vector action spec, got shape {action_shape}")
+    if not resets_itself(env):
+        env = AutoReset(env)
     obs_spec = env.observation_spec()
     return TrainingEnv(
-        venv=AutoReset(env),
+        venv=env,
         obs_spec=obs_spec,
         obs_size=observation_size(obs_spec),
-        action_size=env.action_spec().shape[0],
+        action_size=action_shape[0],
         num_envs=num_envs,
         mesh=mesh,
     )
+
+
+def resets_itself(env: Any) -> bool:
+    """Whether a layer of ``env``'s stack restarts episodes (an ``AutoReset``)."""
+    layers = env.stack() if hasattr(env, "stack") else (env,)
+    return any(getattr(layer, "resets_episodes", False) for layer in layers)
 
 
 def is_last(state: Any) -> jax.Array:

@@ -18,7 +18,8 @@ class PPOConfig:
       unroll_length: rollout length T per update; an update uses T * E steps.
       num_minibatches: minibatches per epoch (must divide T * E).
       update_epochs: passes over each rollout.
-      learning_rate: Adam step size.
+      learning_rate: Adam step size (the initial one, when annealed).
+      anneal_learning_rate: decay the step size linearly to 0 over the run.
       max_grad_norm: global gradient-norm clip.
       gamma: discount.
       gae_lambda: GAE lambda.
@@ -41,6 +42,7 @@ class PPOConfig:
     num_minibatches: int = 4
     update_epochs: int = 8
     learning_rate: float = 1e-3
+    anneal_learning_rate: bool = False
     max_grad_norm: float = 0.5
     gamma: float = 0.99
     gae_lambda: float = 0.95

@@ -28,6 +28,25 @@ def gaussian_entropy(log_std: jax.Array) -> jax.Array:
     return jnp.sum(log_std + 0.5 * math.log(2 * math.pi * math.e), axis=-1)
 
 
+def gaussian_kl(
+    mean_p: jax.Array, log_std_p: jax.Array, mean_q: jax.Array, log_std_q: jax.Array
+) -> jax.Array:
+    """KL(p || q) of two diagonal Gaussians.
+
+    KL = sum over dimensions of log(s_q / s_p) + (s_p^2 + (m_p - m_q)^2) / (2 s_q^2) - 1/2.
+
+    Args:
+      mean_p, log_std_p: [B, A] (log stds may be [A]).
+      mean_q, log_std_q: [B, A] (likewise).
+
+    Returns:
+      [B], summed over action dimensions.
+    """
+    var_p, var_q = jnp.exp(2.0 * log_std_p), jnp.exp(2.0 * log_std_q)
+    per_dim = log_std_q - log_std_p + (var_p + jnp.square(mean_p - mean_q)) / (2.0 * var_q) - 0.5
+    return jnp.sum(per_dim, axis=-1)
+
+
 def clipped_policy_loss(
     log_prob: jax.Array, old_log_prob: jax.Array, advantages: jax.Array, clip_eps: float
 ) -> jax.Array:

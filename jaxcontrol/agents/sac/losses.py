@@ -53,17 +53,21 @@ def soft_td_target(
     return reward + bootstrap_discount * (jnp.min(next_q, axis=0) - alpha * next_log_prob)
 
 
-def critic_loss(q: jax.Array, target: jax.Array) -> jax.Array:
-    """0.5 * mean over batch of sum over the twin critics of (Q_i - y)^2.
+def critic_loss(q: jax.Array, target: jax.Array, weight: jax.Array | None = None) -> jax.Array:
+    """0.5 * mean over batch of w * sum over the twin critics of (Q_i - y)^2.
 
     Args:
       q: [2, B] online critics at (s, a).
       target: [B] TD targets.
+      weight: [B] importance weights (prioritized replay), or None for all ones.
 
     Returns:
       Scalar loss.
     """
-    return 0.5 * jnp.mean(jnp.sum(jnp.square(q - target[None]), axis=0))
+    per_example = jnp.sum(jnp.square(q - target[None]), axis=0)
+    if weight is not None:
+        per_example = weight * per_example
+    return 0.5 * jnp.mean(per_example)
 
 
 def actor_loss(q: jax.Array, log_prob: jax.Array, alpha: jax.Array) -> jax.Array:

@@ -1,125 +1,83 @@
-"""SAC as one jitted program: vmapped envs, an on-device replay, updates in ``lax.scan``."""
+"""SAC's parts of the off-policy skeleton: twin soft critics, a tanh-Gaussian actor, a temperature.
+
+Replay, acting, target updates (Polyak, every gradient step) and the run loop
+are the skeleton's (``jaxcontrol.agents.common.offpolicy``); this module
+supplies the parameters and one gradient update.
+"""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-import flax.struct
 import jax
 import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh
 
-from jaxcontrol.agents.common import offpolicy, running_stats
-from jaxcontrol.agents.common import replay as replay_lib
-from jaxcontrol.agents.common.episodes import summarize_chunk
+from jaxcontrol.agents.common import offpolicy
 from jaxcontrol.agents.common.learner import Learner, train_from_learner
-from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.sac import losses
 from jaxcontrol.agents.sac.config import SACConfig
 from jaxcontrol.agents.sac.networks import TanhGaussianActor, TwinCritic
 
 
-@flax.struct.dataclass
-class SACState:
-    """Everything a SAC run carries between iterations.
+class SAC(offpolicy.Algorithm):
+    """SAC's networks and optimisers for one config; its methods are the skeleton's hooks.
 
-    Attributes:
-      actor: actor parameters.
-      critic: twin critic parameters.
-      target_critic: Polyak-averaged copy of ``critic``.
-      log_alpha: scalar log temperature.
-      actor_opt, critic_opt, alpha_opt: Adam states.
-      obs_stats: running observation statistics.
-      env_state: batched env state [E].
-      episode_return: [E] running returns.
-      replay: the on-device replay.
-      key: PRNG key for the next iteration.
-      iterations: scalar int32, iterations done.
+    Params: ``{"actor", "critic", "log_alpha"}``; the critic has a target copy,
+    moved ``tau`` of the way to the critic at every gradient step.
     """
 
-    actor: Any
-    critic: Any
-    target_critic: Any
-    log_alpha: jax.Array
-    actor_opt: Any
-    critic_opt: Any
-    alpha_opt: Any
-    obs_stats: running_stats.RunningStats
-    env_state: Any
-    episode_return: jax.Array
-    replay: replay_lib.Replay
-    key: jax.Array
-    iterations: jax.Array
+    target_names = ("critic",)
 
+    def __init__(self, config: SACConfig, action_size: int):
+        self.config = config
+        self.target_tau = config.tau
+        self.actor_net = TanhGaussianActor(action_size, config.hidden_sizes)
+        self.critic_net = TwinCritic(config.hidden_sizes)
+        self.optimizers = {
+            "actor": optax.adam(config.actor_learning_rate),
+            "critic": optax.adam(config.critic_learning_rate),
+            "log_alpha": optax.adam(config.alpha_learning_rate),
+        }
+        self.target_entropy = config.target_entropy_scale * action_size
 
-def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learner:
-    """Builds SAC's pure pieces for ``env``.
-
-    Args:
-      config: hyperparameters.
-      env: a jaxcontrol Env (unbatched); wrapped with AutoReset here.
-      mesh: optional one-axis device mesh; envs and replay are sharded on it.
-
-    Returns:
-      The Learner.
-    """
-    env = training_env(env, config.num_envs, mesh)
-    obs_size, action_size = env.obs_size, env.action_size
-    actor_net = TanhGaussianActor(action_size, config.hidden_sizes)
-    critic_net = TwinCritic(config.hidden_sizes)
-    actor_optimizer = optax.adam(config.actor_learning_rate)
-    critic_optimizer = optax.adam(config.critic_learning_rate)
-    alpha_optimizer = optax.adam(config.alpha_learning_rate)
-    target_entropy = config.target_entropy_scale * action_size
-    plan = offpolicy.schedule(config)
-
-    def normalize(stats, obs):
-        if config.normalize_observations:
-            return running_stats.normalize(stats, obs)
-        return obs
-
-    def init(key: jax.Array) -> SACState:
-        key_actor, key_critic, key_start, key_next = jax.random.split(key, 4)
-        dummy_obs = jnp.zeros((1, obs_size))
-        actor = actor_net.init(key_actor, dummy_obs)["params"]
-        critic = critic_net.init(key_critic, dummy_obs, jnp.zeros((1, action_size)))["params"]
-        log_alpha = jnp.asarray(math.log(config.init_alpha), jnp.float32)
-        env_state, episode_return, replay = offpolicy.start(env, plan, key_start)
-        stats = running_stats.init(obs_size)
-        if config.normalize_observations:
-            stats = running_stats.update(stats, replay.data["obs"][: plan.prefill_iterations])
-        return SACState(
-            actor=actor,
-            critic=critic,
-            target_critic=critic,
-            log_alpha=log_alpha,
-            actor_opt=actor_optimizer.init(actor),
-            critic_opt=critic_optimizer.init(critic),
-            alpha_opt=alpha_optimizer.init(log_alpha),
-            obs_stats=stats,
-            env_state=env_state,
-            episode_return=episode_return,
-            replay=replay,
-            key=key_next,
-            iterations=jnp.zeros((), jnp.int32),
+    def init(self, key: jax.Array, obs_size: int, action_size: int):
+        """(params, opt_state) for observations [D] and actions [A]."""
+        params = offpolicy.init_actor_critic(
+            self.actor_net, self.critic_net, key, obs_size, action_size
         )
+        params["log_alpha"] = jnp.asarray(math.log(self.config.init_alpha), jnp.float32)
+        return params, {k: opt.init(params[k]) for k, opt in self.optimizers.items()}
 
-    def learn_step(state: SACState, key: jax.Array):
-        key_sample, key_next_action, key_action = jax.random.split(key, 3)
-        batch, _, _, _ = offpolicy.sample_batch(
-            state.replay, key_sample, config.batch_size, config.n_step, config.gamma
-        )
-        obs = normalize(state.obs_stats, batch["obs"])
-        next_obs = normalize(state.obs_stats, batch["next_obs"])
-        alpha = jnp.exp(state.log_alpha)
+    def sample(self, actor: Any, obs: jax.Array, key: jax.Array):
+        """a ~ pi(.|obs), reparameterised: (actions [B, A], log_prob [B])."""
+        mean, log_std = self.actor_net.apply({"params": actor}, obs)
+        return losses.tanh_gaussian_sample(mean, log_std, jax.random.normal(key, mean.shape))
 
-        next_mean, next_log_std = actor_net.apply({"params": state.actor}, next_obs)
-        next_action, next_log_prob = losses.tanh_gaussian_sample(
-            next_mean, next_log_std, jax.random.normal(key_next_action, next_mean.shape)
+    def explore(self, actor: Any, obs: jax.Array, key: jax.Array) -> jax.Array:
+        return self.sample(actor, obs, key)[0]
+
+    def act(self, actor: Any, obs: jax.Array) -> jax.Array:
+        mean, _ = self.actor_net.apply({"params": actor}, obs)
+        return jnp.tanh(mean)
+
+    def _step(self, name: str, params: dict, opt_state: dict, grads: Any):
+        updates, state = self.optimizers[name].update(grads, opt_state[name])
+        return {**params, name: optax.apply_updates(params[name], updates)}, {
+            **opt_state,
+            name: state,
+        }
+
+    def update(self, params: dict, targets: dict, opt_state: dict, batch: dict, key: jax.Array):
+        """Critic, then actor (against the new critic), then temperature."""
+        key_next, key_action = jax.random.split(key)
+        alpha = jnp.exp(params["log_alpha"])
+        next_action, next_log_prob = self.sample(params["actor"], batch["next_obs"], key_next)
+        next_q = self.critic_net.apply(
+            {"params": targets["critic"]}, batch["next_obs"], next_action
         )
-        next_q = critic_net.apply({"params": state.target_critic}, next_obs, next_action)
         target = jax.lax.stop_gradient(
             losses.soft_td_target(
                 batch["reward"], batch["bootstrap_discount"], next_q, next_log_prob, alpha
@@ -127,102 +85,39 @@ def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learn
         )
 
         def critic_loss_fn(critic):
-            q = critic_net.apply({"params": critic}, obs, batch["action"])
-            return losses.critic_loss(q, target), jnp.mean(q)
+            q = self.critic_net.apply({"params": critic}, batch["obs"], batch["action"])
+            return losses.critic_loss(q, target, batch["weight"]), q
 
-        (c_loss, q_mean), grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(state.critic)
-        updates, critic_opt = critic_optimizer.update(grads, state.critic_opt)
-        critic = optax.apply_updates(state.critic, updates)
-
-        noise = jax.random.normal(key_action, (obs.shape[0], action_size))
+        (c_loss, q), grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(params["critic"])
+        params, opt_state = self._step("critic", params, opt_state, grads)
 
         def actor_loss_fn(actor):
-            mean, log_std = actor_net.apply({"params": actor}, obs)
-            action, log_prob = losses.tanh_gaussian_sample(mean, log_std, noise)
-            q = critic_net.apply({"params": critic}, obs, action)
+            action, log_prob = self.sample(actor, batch["obs"], key_action)
+            q = self.critic_net.apply({"params": params["critic"]}, batch["obs"], action)
             return losses.actor_loss(q, log_prob, alpha), log_prob
 
-        (a_loss, log_prob), grads = jax.value_and_grad(actor_loss_fn, has_aux=True)(state.actor)
-        updates, actor_opt = actor_optimizer.update(grads, state.actor_opt)
-        actor = optax.apply_updates(state.actor, updates)
-
+        (a_loss, log_prob), grads = jax.value_and_grad(actor_loss_fn, has_aux=True)(params["actor"])
+        params, opt_state = self._step("actor", params, opt_state, grads)
         t_loss, grad = jax.value_and_grad(losses.temperature_loss)(
-            state.log_alpha, log_prob, target_entropy
+            params["log_alpha"], log_prob, self.target_entropy
         )
-        updates, alpha_opt = alpha_optimizer.update(grad, state.alpha_opt)
-        log_alpha = optax.apply_updates(state.log_alpha, updates)
-
-        new_state = state.replace(
-            actor=actor,
-            critic=critic,
-            target_critic=losses.polyak(state.target_critic, critic, config.tau),
-            log_alpha=log_alpha,
-            actor_opt=actor_opt,
-            critic_opt=critic_opt,
-            alpha_opt=alpha_opt,
-        )
+        params, opt_state = self._step("log_alpha", params, opt_state, grad)
         metrics = {
             "critic_loss": c_loss,
             "actor_loss": a_loss,
             "temperature_loss": t_loss,
             "alpha": alpha,
             "entropy": -jnp.mean(log_prob),
-            "q_mean": q_mean,
+            "q_mean": jnp.mean(q),
         }
-        return new_state, metrics
+        return params, opt_state, jnp.mean(jnp.abs(q - target[None]), axis=0), metrics
 
-    def iteration(state: SACState, _):
-        key_act, key_learn, key_next = jax.random.split(state.key, 3)
 
-        def explore(obs):
-            mean, log_std = actor_net.apply(
-                {"params": state.actor}, normalize(state.obs_stats, obs)
-            )
-            action, _ = losses.tanh_gaussian_sample(
-                mean, log_std, jax.random.normal(key_act, mean.shape)
-            )
-            return action
-
-        env_state, episode_return, replay, finished, count = offpolicy.act_and_store(
-            env, state.env_state, state.episode_return, state.replay, explore
-        )
-        stats = state.obs_stats
-        if config.normalize_observations:
-            stats = running_stats.update(
-                stats, replay.data["obs"][(replay.position - 1) % replay.capacity]
-            )
-        state = state.replace(
-            env_state=env_state, episode_return=episode_return, replay=replay, obs_stats=stats
-        )
-        state, metrics = offpolicy.learn(
-            state, learn_step, key_learn, config.grad_steps_per_iteration, finished, count
-        )
-        return state.replace(key=key_next, iterations=state.iterations + 1), metrics
-
-    def run_chunk(state: SACState):
-        state, metrics = jax.lax.scan(iteration, state, None, length=plan.iterations_per_chunk)
-        return state, summarize_chunk(metrics, state.iterations)
-
-    def policy_params(state: SACState):
-        return {"actor": state.actor, "obs_stats": state.obs_stats}
-
-    def policy(params, observation):
-        obs = normalize(params["obs_stats"], env.flatten(observation))
-        mean, _ = actor_net.apply({"params": params["actor"]}, obs)
-        return jnp.tanh(mean)
-
-    return Learner(
-        init=init,
-        run_chunk=run_chunk,
-        policy=policy,
-        policy_params=policy_params,
-        env_steps_per_chunk=plan.iterations_per_chunk * config.num_envs,
-        num_chunks=plan.num_chunks,
-        updates_per_chunk=plan.iterations_per_chunk * config.grad_steps_per_iteration,
-        env_steps_at_init=plan.prefill_iterations * config.num_envs,
-    )
+def make_learner(config: SACConfig, env: Any, mesh: Mesh | None = None) -> Learner:
+    """SAC on ``env`` (any ``EnvLike``, unbatched); see ``offpolicy.make_learner``."""
+    return offpolicy.make_learner(config, env, lambda a: SAC(config, a), mesh)
 
 
 def make_train(config: SACConfig, env: Any, mesh: Mesh | None = None):
-    """``train(key) -> (final SACState, metrics [num_chunks])``; jit- and vmap-able."""
+    """``train(key) -> (final state, metrics [num_chunks])``; jit- and vmap-able."""
     return train_from_learner(make_learner(config, env, mesh))
