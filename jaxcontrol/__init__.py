@@ -10,6 +10,10 @@ from jaxcontrol import xla_flags as _xla_flags
 
 _xla_flags.apply()  # before anything can start JAX's CPU backend
 
+from jaxcontrol.render import gl as _gl
+
+_gl.choose_headless_default()  # MUJOCO_GL where no display is, before MuJoCo loads
+
 from jaxcontrol import quiet_imports as _quiet_imports
 
 _quiet_imports.import_mjx()  # without MJX's lines about its optional Warp backend
@@ -19,6 +23,7 @@ from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY as _REGISTRY
 from jaxcontrol.task import Task
+from jaxcontrol.wrappers import gymnasium_registration as _gymnasium_registration
 
 __version__ = "0.1.0"
 
@@ -44,6 +49,9 @@ def load(domain_name: str, task_name: str, **task_kwargs) -> Env:
         close matches first.
     """
     return Env(domain_name, task_name, _REGISTRY.build(domain_name, task_name, **task_kwargs))
+
+
+_gymnasium_registration.install()  # jaxcontrol/DOMAIN-TASK-v0, once Gymnasium is imported
 
 
 __all__ = [

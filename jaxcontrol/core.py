@@ -7,9 +7,11 @@ thousands of environments at once.
 
 Episode semantics follow dm_env/dm_control: `reset` returns a FIRST state with
 reward 0; `step` returns MID states and LAST at the time limit with discount 1
-(truncation); discount 0 only at a true terminal state. `step` never resets by
-itself: stepping a LAST state continues the same physics, and every later step
-is LAST again. Use `jaxcontrol.wrappers.AutoReset` in training loops.
+(truncation); discount 0 only at a true terminal state. A task with an infinite
+time limit (LQR) has no truncation (`episode_length` None) and ends only at a
+terminal state. `step` never resets by itself: stepping a LAST state continues
+the same physics, and every later step is LAST again, with the discount of the
+step that ended the episode. Use `jaxcontrol.wrappers.AutoReset` in training loops.
 """
 
 from __future__ import annotations
@@ -144,6 +146,11 @@ class Env:
         return self.task.time_limit
 
     @property
+    def unwrapped(self) -> Env:
+        """This Env: the bottom of any wrapper stack (`jaxcontrol.wrappers.EnvLike`)."""
+        return self
+
+    @property
     def mjx_model(self) -> mjx.Model:
         """The MJX model, in float64 when jax_enable_x64 is on, else float32."""
 
@@ -227,12 +234,20 @@ class Env:
             name: _model_field(self.mj_model, name, getattr(self.mj_model, name)) for name in names
         }
 
-    def reset(self, key: jax.Array) -> State:
-        """Starts an episode: dm_control's `reset()` as a pure function of `key`."""
+    def reset(self, key: jax.Array, model_fields=None) -> State:
+        """Starts an episode: dm_control's `reset()` as a pure function of `key`.
+
+        `model_fields` (full arrays keyed by `mjx.Model` field name) replace the
+        compiled model's values for this episode before the task initialises
+        it, as in a modified model (`jaxcontrol.wrappers.DomainRandomization`).
+        """
         next_key, init_key = jax.random.split(key)
-        physics = self._physics(self._initial_data(), self.default_model_fields())
+        given = dict(model_fields or {})
+        physics_lib.check_model_fields(given)
+        given = {k: _model_field(self.mj_model, k, v) for k, v in given.items()}
+        physics = self._physics(self._initial_data(), {**self.default_model_fields(), **given})
         physics, variables = self.task.initialize_episode(physics, init_key)
-        extra = set(physics.model_fields) - set(self.task.episode_model_fields)
+        extra = set(physics.model_fields) - set(self.task.episode_model_fields) - set(given)
         if extra:
             raise ValueError(
                 f"{self.domain}-{self.task_name} wrote model fields {sorted(extra)} at reset; "
@@ -355,6 +370,12 @@ class Env:
         # As dm_control: the time limit wins over a terminal state (discount 1).
         discount = jnp.where(terminated & ~truncated, terminal_discount, 1).astype(dtype)
         last = truncated | terminated | ~finite
+        # After LAST the episode stays ended (a terminal state may be left again).
+        # A LAST state at step 0 is a new episode that `AutoReset` started in the
+        # step that ended the last one (its step type still reports that end).
+        ended = (state.step_type == StepType.LAST) & (state.step > 0)
+        discount = jnp.where(ended, state.discount, discount)
+        last = last | ended
         return state.replace(
             data=data,
             observation=observation,
@@ -364,6 +385,31 @@ class Env:
             step=count,
             diverged=state.diverged | ~finite,
         )
+
+    def render(
+        self,
+        state: State,
+        height: int = 240,
+        width: int = 320,
+        camera_id: int | str = 0,
+        *,
+        index: int | None = None,
+    ) -> np.ndarray:
+        """An image of `state` by MuJoCo's OpenGL renderer, as dm_control's `physics.render`.
+
+        Args:
+          state: one environment's state, or a batch with `index` naming one.
+          height, width: image size in pixels.
+          camera_id: a camera index or name of the model (-1: the free camera).
+          index: which environment of a batched `state` to render.
+
+        Returns:
+          uint8 (height, width, 3). Needs OpenGL (`MUJOCO_GL`, see
+          `jaxcontrol.render.gl`); for pixels inside jit see `jaxcontrol.wrappers.Pixels`.
+        """
+        from jaxcontrol.render import cpu  # pylint: disable=import-outside-toplevel
+
+        return cpu.render(self, state, height, width, camera_id, index=index)
 
     def _check_action(self, action) -> jax.Array:
         action = jnp.asarray(action)

@@ -36,9 +36,10 @@ from mujoco import mjx
 
 import jaxcontrol
 from jaxcontrol import physics as physics_lib
-from jaxcontrol.core import Env, State
+from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.mjcf import compat
 from jaxcontrol.physics import Physics
+from jaxcontrol.registry import REGISTRY
 
 
 def _suite():
@@ -72,8 +73,41 @@ def precision(x64: bool) -> Iterator[None]:
 
 
 def reference_env(domain: str, task: str, seed: int, **task_kwargs):
-    """dm_control's environment for the task, seeded."""
-    return _suite().load(domain, task, task_kwargs={"random": seed, **task_kwargs})
+    """dm_control's environment for the registered task, seeded (`Task.reference_environment`).
+
+    `task_kwargs` are dm_control's task arguments (e.g. `time_limit`). For a task
+    loaded with our own arguments (LQR's `model_seed`), use `reference_for`.
+    """
+    prototype = REGISTRY.prototype(domain, task)
+    return prototype.reference_environment(_suite().load, domain, task, seed, **task_kwargs)
+
+
+def reference_for(env: Env, seed: int):
+    """dm_control's environment for `env`'s task, seeded: `env`'s model (LQR's
+    `model_seed`) and time limit."""
+    return env.task.reference_environment(
+        _suite().load, env.domain, env.task_name, seed, time_limit=env.task.time_limit
+    )
+
+
+# Steps of an episode where the time limit is infinite (LQR): the suite paper's 1000.
+EPISODE_STEPS = 1000
+
+
+def episode_steps(env: Env) -> int:
+    """Steps in a whole episode of `env`: its `episode_length`, or `EPISODE_STEPS`
+    where the time limit is infinite (there an episode may still end sooner, at a
+    terminal state)."""
+    return env.episode_length or EPISODE_STEPS
+
+
+def action_bounds(spec) -> tuple[np.ndarray, np.ndarray]:
+    """The range random and open-loop actions are drawn from: the spec's bounds,
+    with an unbounded actuator's (+-mjMAXVAL, as LQR's motors) taken as [-1, 1],
+    as dm_control's own suite tests draw them."""
+    low = np.where(np.abs(spec.minimum) >= mujoco.mjMAXVAL, -1.0, spec.minimum)
+    high = np.where(np.abs(spec.maximum) >= mujoco.mjMAXVAL, 1.0, spec.maximum)
+    return low, high
 
 
 # ----- dm_control's state, and mirroring it ----------------------------------------------
@@ -194,17 +228,17 @@ def reference_transitions(
     mid-episode states are both covered. Actions are uniform over
     `overshoot` x the action range, so some exceed the bounds (clipping).
     """
-    dm_env = reference_env(env.domain, env.task_name, seed)
-    spec = dm_env.action_spec()
+    dm_env = reference_for(env, seed)
+    low, high = action_bounds(dm_env.action_spec())
     rng = np.random.RandomState(seed + 1)
-    centre, half = (spec.maximum + spec.minimum) / 2, (spec.maximum - spec.minimum) / 2
+    centre, half = (high + low) / 2, (high - low) / 2
     transitions = []
     timestep = None
     while len(transitions) < n:
         if timestep is None or timestep.last() or len(transitions) % steps_between == 0:
             timestep = dm_env.reset()
         start, start_observation = DmState.capture(env, dm_env), timestep.observation
-        action = centre + overshoot * half * rng.uniform(-1, 1, spec.shape)
+        action = centre + overshoot * half * rng.uniform(-1, 1, centre.shape)
         timestep = dm_env.step(action)
         p = dm_env.physics
         transitions.append(
@@ -223,7 +257,7 @@ def reference_transitions(
 
 def reference_resets(env: Env, n: int, seed: int = 0) -> dict[str, np.ndarray]:
     """qpos, qvel, task variables and model fields of `n` dm_control resets, stacked."""
-    dm_env = reference_env(env.domain, env.task_name, seed)
+    dm_env = reference_for(env, seed)
     resets = []
     for _ in range(n):
         dm_env.reset()
@@ -497,13 +531,14 @@ def step_parity(
 
 
 def smooth_actions(spec, steps: int, amplitude: float = 1.0) -> np.ndarray:
-    """A smooth, deterministic action sequence (sums of sines) within the range."""
+    """A smooth, deterministic action sequence (sums of sines) within `action_bounds`."""
     t = np.arange(steps)[:, None]
     phase = np.arange(spec.shape[0])[None, :]
     wave = np.clip(
         amplitude * (0.8 * np.sin(0.05 * t + phase) + 0.3 * np.sin(0.31 * t + 2 * phase)), -1, 1
     )
-    return wave * (spec.maximum - spec.minimum) / 2 + (spec.maximum + spec.minimum) / 2
+    low, high = action_bounds(spec)
+    return wave * (high - low) / 2 + (high + low) / 2
 
 
 def episode_parity(
@@ -517,12 +552,16 @@ def episode_parity(
     tolerance, which chaotic dynamics then amplify), and how far stock
     `mjx.step` drifts from C MuJoCo over the same episode (`raw_drift`, the
     worst qpos difference; `raw_drift_100` after 100 control steps).
+
+    `steps` defaults to the whole episode (`episode_steps`). Where dm_control's
+    episode ends sooner (a terminal state), every engine stops at that step, and
+    `steps` reports how many were taken; `ends_alike` tells whether ours ended
+    (LAST) exactly where dm_control did.
     """
-    dm_env = reference_env(env.domain, env.task_name, seed)
+    dm_env = reference_for(env, seed)
     dm_env.reset()
     start = DmState.capture(env, dm_env)
-    steps = steps or env.episode_length
-    actions = smooth_actions(dm_env.action_spec(), steps, amplitude)
+    actions = smooth_actions(dm_env.action_spec(), steps or episode_steps(env), amplitude)
 
     dm_obs, dm_rewards, dm_qpos, constraint_steps = [], [], [], 0
     for a in actions:
@@ -531,7 +570,12 @@ def episode_parity(
         dm_rewards.append(timestep.reward)
         dm_qpos.append(np.array(dm_env.physics.data.qpos))
         constraint_steps += int(dm_env.physics.data.nefc > 0)
+        if timestep.last():  # dm_control would reset at the next step
+            break
     dm_obs, dm_qpos = _stack(dm_obs), np.stack(dm_qpos)
+    steps, dm_last = len(dm_rewards), bool(timestep.last())
+    dm_types_last = (np.arange(steps) == steps - 1) & dm_last
+    actions = actions[:steps]
 
     state = jax.jit(lambda s: inject(env, s))(start)
     dtype = state.data.qpos.dtype
@@ -540,11 +584,13 @@ def episode_parity(
     def rollout(state, actions):
         def body(s, a):
             s = env.step(s, a)
-            return s, (s.observation, s.reward)
+            return s, (s.observation, s.reward, s.step_type)
 
         return jax.lax.scan(body, state, actions)[1]
 
-    ours_obs, ours_rewards = jax.tree.map(np.asarray, rollout(state, jnp.asarray(actions, dtype)))
+    ours_obs, ours_rewards, ours_types = jax.tree.map(
+        np.asarray, rollout(state, jnp.asarray(actions, dtype))
+    )
     raw_qpos = _raw_rollout(env, start, actions)
 
     path = CpuPath(env)
@@ -558,6 +604,8 @@ def episode_parity(
     drift = np.max(np.abs(raw_qpos - dm_qpos), axis=1)
     return {
         "steps": steps,
+        "dm_control_last": dm_last,
+        "ends_alike": bool(np.array_equal(ours_types == StepType.LAST, dm_types_last)),
         "amplitude": amplitude,
         "constraint_steps": constraint_steps,
         "dm_control": dm_return,

@@ -27,6 +27,7 @@ targets and writes the records; `jaxcontrol parity` renders them:
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import math
 import pathlib
@@ -47,7 +48,7 @@ N_STATES = 24
 EPISODE_AMPLITUDE = 0.3
 RESETS_OURS, RESETS_REFERENCE = 1024, 600
 RETURN_EPISODES = 64
-SOAK_ENVS, SOAK_STEPS, SOAK_TWINS, SOAK_SHARDS = 1024, 1000, 8, 8
+SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS = 1024, 1000, 8
 KS_THRESHOLD = 1e-3
 Z_THRESHOLD = 4.0
 EPISODE_EXACT_RTOL = 1e-6
@@ -163,7 +164,7 @@ def resets(env: Env, seed: int = 3) -> dict[str, Any]:
 
 
 def open_loop_actions(spec, policy: str, steps: int) -> np.ndarray:
-    """An action sequence that depends only on time, within the action range."""
+    """An action sequence that depends only on time, within `equivalence.action_bounds`."""
     if policy == "zero":
         return np.zeros((steps,) + spec.shape)
     if policy == "sinusoid":
@@ -171,7 +172,8 @@ def open_loop_actions(spec, policy: str, steps: int) -> np.ndarray:
     if policy == "bang_bang":
         t = np.arange(steps)[:, None]
         phase = np.arange(spec.shape[0])[None, :]
-        return np.where(np.sin(0.1 * t + phase) >= 0, spec.maximum, spec.minimum)
+        low, high = equivalence.action_bounds(spec)
+        return np.where(np.sin(0.1 * t + phase) >= 0, high, low)
     raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
 
 
@@ -181,7 +183,9 @@ def returns(
     """Returns under each open-loop policy, ours and dm_control's, and their z-scores.
 
     Each policy draws its own resets on both sides (seeded by the policy's index),
-    so that a resumed run measures exactly what an uninterrupted one would."""
+    so that a resumed run measures exactly what an uninterrupted one would.
+    An episode's return sums its rewards up to its LAST step (the time limit,
+    or a terminal state), over at most `equivalence.episode_steps` steps."""
     progress = progress or Progress(None)
     run = _open_loop_returns(env)
     out = {}
@@ -194,27 +198,38 @@ def returns(
 
 
 def _policy_returns(env: Env, run, policy: str, episodes: int, seed: int) -> dict[str, float]:
-    dm_env = equivalence.reference_env(env.domain, env.task_name, seed)
-    actions = open_loop_actions(dm_env.action_spec(), policy, env.episode_length)
+    dm_env = equivalence.reference_for(env, seed)
+    actions = open_loop_actions(dm_env.action_spec(), policy, equivalence.episode_steps(env))
     keys = jax.random.split(jax.random.key(seed), episodes)
     ours = np.asarray(run(keys, jnp.asarray(actions, jnp.float32)))
-    ref = []
-    for _ in range(episodes):
-        dm_env.reset()
-        ref.append(sum(dm_env.step(a).reward for a in actions))
+    ref = [_dm_control_return(dm_env, actions) for _ in range(episodes)]
     return _z(ours, np.asarray(ref))
 
 
+def _dm_control_return(dm_env, actions: np.ndarray) -> float:
+    """One dm_control episode's return under `actions`, up to its LAST step."""
+    dm_env.reset()
+    total = 0.0
+    for action in actions:
+        timestep = dm_env.step(action)
+        total += timestep.reward
+        if timestep.last():
+            break
+    return total
+
+
 def _open_loop_returns(env: Env) -> Callable[[jax.Array, jax.Array], jax.Array]:
-    """A jitted `(keys, actions) -> returns` of episodes under one action sequence."""
+    """A jitted `(keys, actions) -> returns` of episodes under one action sequence
+    (rewards up to each episode's LAST step: none after it is counted)."""
 
     @jax.jit
     def run(keys, actions):
         states = jax.vmap(env.reset)(keys)
 
         def body(states, action):
+            running = ~states.last()
             states = jax.vmap(env.step, in_axes=(0, None))(states, action)
-            return states, states.reward
+            return states, jnp.where(running, states.reward, 0)
 
         return jax.lax.scan(body, states, actions)[1].sum(axis=0)
 
@@ -244,18 +259,28 @@ def soak(
     """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
 
     Counts non-finite observations/rewards and diverged environments; checks
-    rewards lie in [0, 1], the episode ends by truncation (LAST exactly at the
-    time limit, discount 1) when it fits in `steps`, no observation entry stays
-    constant, and SOAK_TWINS extra environments replaying the first ones' keys
-    and actions stay bit-identical to them. The environments run in `shards`
-    equal batches (one compile), each from its own key, each a resumable part.
+    rewards lie in the task's `reward_range`, the step types and discounts
+    follow dm_env (LAST with discount 1 exactly at the time limit when it fits in
+    `steps`; before it, LAST only at a terminal state, with a discount below 1,
+    and LAST from then on), no observation entry stays
+    constant, and that a replay of the first shard ends in bit-identical
+    states (run-to-run determinism: same keys, same actions, same batch layout).
+    The environments run in `shards` equal batches (one compile), each from its
+    own key, each a resumable part.
+
+    Environments at different positions of one batch are not compared: XLA's CPU
+    code (jax 0.9.2, fusion emitters off) rounds some operations differently by
+    position in the batch, so two copies of one environment in one batch part
+    after a few steps of a chaotic task (BENCHMARKS.md, "JAX version").
     """
     if num_envs % shards:
         raise ValueError(f"num_envs={num_envs} must be a multiple of shards={shards}")
     progress = progress or Progress(None)
     run = _soak(env, num_envs // shards, steps)
     parts = [progress.part(f"shard{shard}", _soak_shard, run, shard) for shard in range(shards)]
+    replay = progress.part("replay0", _soak_shard, run, 0)
     progress.done()
+    low, high = env.task.reward_range
     lo = {k: np.min([p["lo"][k] for p in parts], axis=0) for k in parts[0]["lo"]}
     hi = {k: np.max([p["hi"][k] for p in parts], axis=0) for k in parts[0]["hi"]}
     return {
@@ -266,58 +291,61 @@ def soak(
         "diverged": sum(p["diverged"] for p in parts),
         "reward_min": min(p["reward_min"] for p in parts),
         "reward_max": max(p["reward_max"] for p in parts),
+        "rewards_in_range": bool(
+            low <= min(p["reward_min"] for p in parts)
+            and max(p["reward_max"] for p in parts) <= high
+        ),
         "ends_by_truncation": all(p["truncation_ok"] for p in parts),
         "constant_observations": [key for key in lo if bool(np.any(lo[key] == hi[key]))],
-        "twins_identical": all(p["twins_identical"] for p in parts),
+        "replay_identical": replay["final_digest"] == parts[0]["final_digest"],
     }
 
 
 def _soak_shard(run: Callable[[jax.Array], dict[str, Any]], shard: int) -> dict[str, Any]:
     """One shard's statistics, as JSON-ready Python values."""
     stats = jax.tree.map(np.asarray, run(jax.random.fold_in(jax.random.key(1), shard)))
+    final = stats.pop("final")
     out = {k: v.item() for k, v in stats.items() if k not in ("lo", "hi")}
+    digest = hashlib.sha256()
+    for leaf in jax.tree.leaves(final):
+        digest.update(np.ascontiguousarray(leaf).tobytes())
+    out["final_digest"] = digest.hexdigest()
     out.update({k: {name: x.tolist() for name, x in stats[k].items()} for k in ("lo", "hi")})
     return out
 
 
 def _soak(env: Env, num_envs: int, steps: int) -> Callable[[jax.Array], dict[str, Any]]:
-    """A jitted `key -> statistics` of one batch of `num_envs` (+ twins) soaking."""
+    """A jitted `key -> statistics` of one batch of `num_envs` soaking, with the
+    final states' physics, observation and reward under `"final"`."""
 
     @jax.jit
     def run(key):
         reset_key, action_key = jax.random.split(key)
         keys = jax.random.split(reset_key, num_envs)
-        states = jax.vmap(env.reset)(jnp.concatenate([keys, keys[:SOAK_TWINS]]))
+        states = jax.vmap(env.reset)(keys)
         spec = env.action_spec()
+        low, high = equivalence.action_bounds(spec)
         limit = env.episode_length
 
         def body(carry, action_key):
             states, stats = carry
             action = jax.random.uniform(
-                action_key, (num_envs,) + spec.shape, minval=spec.minimum, maxval=spec.maximum
+                action_key, (num_envs,) + spec.shape, minval=low, maxval=high
             )
-            action = jnp.concatenate([action, action[:SOAK_TWINS]])
+            ended = states.last()
             states = jax.vmap(env.step)(states, action)
             finite = jnp.isfinite(states.reward)
             for value in states.observation.values():
                 finite &= jnp.all(jnp.isfinite(value.reshape(value.shape[0], -1)), axis=1)
-            expected = jnp.where(states.step >= limit, StepType.LAST, StepType.MID)
             obs = states.observation
-            twins = [
-                jnp.array_equal(x[num_envs:], x[:SOAK_TWINS])
-                for x in jax.tree.leaves((obs, states.reward, states.data.qpos))
-            ]
             stats = {
                 "nonfinite": stats["nonfinite"] + jnp.sum(~finite),
                 "diverged": stats["diverged"] + jnp.sum(states.diverged),
                 "reward_min": jnp.minimum(stats["reward_min"], states.reward.min()),
                 "reward_max": jnp.maximum(stats["reward_max"], states.reward.max()),
-                "truncation_ok": stats["truncation_ok"]
-                & jnp.all(states.step_type == expected)
-                & jnp.all(states.discount == 1),
+                "truncation_ok": stats["truncation_ok"] & _step_types_ok(states, ended, limit),
                 "lo": jax.tree.map(lambda lo, x: jnp.minimum(lo, x.min(0)), stats["lo"], obs),
                 "hi": jax.tree.map(lambda hi, x: jnp.maximum(hi, x.max(0)), stats["hi"], obs),
-                "twins_identical": stats["twins_identical"] & jnp.all(jnp.stack(twins)),
             }
             return (states, stats), None
 
@@ -330,12 +358,28 @@ def _soak(env: Env, num_envs: int, steps: int) -> Callable[[jax.Array], dict[str
             "truncation_ok": jnp.bool_(True),
             "lo": jax.tree.map(lambda x: x.min(0), obs),
             "hi": jax.tree.map(lambda x: x.max(0), obs),
-            "twins_identical": jnp.bool_(True),
         }
-        (_, stats), _ = jax.lax.scan(body, (states, stats), jax.random.split(action_key, steps))
-        return stats
+        (states, stats), _ = jax.lax.scan(
+            body, (states, stats), jax.random.split(action_key, steps)
+        )
+        final = (states.data.qpos, states.data.qvel, states.observation, states.reward)
+        return {**stats, "final": final}
 
     return run
+
+
+def _step_types_ok(states, ended: jax.Array, limit: int | None) -> jax.Array:
+    """dm_env's step types and discounts for a batch just stepped (`ended`: LAST before).
+
+    At the time limit: LAST with discount 1. Before it: MID with discount 1, or
+    LAST at a terminal state (discount below 1), and LAST ever after with the
+    same discount (`Env.step`); a task without a time limit has no truncation.
+    """
+    last = states.step_type == StepType.LAST
+    truncated = jnp.zeros_like(last) if limit is None else (states.step >= limit) & ~ended
+    terminal = states.discount < 1
+    ok = jnp.where(truncated, last & (states.discount == 1), last == (ended | terminal))
+    return jnp.all(ok)
 
 
 # ----- the record --------------------------------------------------------------------------
@@ -377,7 +421,7 @@ def measure_piece(
     config = {
         "task": name,
         "piece": piece,
-        "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS, SOAK_TWINS],
+        "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS],
         **({"solver_caps": caps} if caps else {}),
     }
     progress = Progress(progress_path(records, name, piece), config)
@@ -386,6 +430,7 @@ def measure_piece(
     resumed = sum(progress.seconds.get(part, 0.0) for part in progress.resumed)
     result["seconds"] = round(time.perf_counter() - start + resumed, 1)
     result["solver_caps"] = caps
+    result["jax"] = jax.__version__
     if progress.resumed:
         result["resumed_parts"] = progress.resumed
     return result
@@ -406,6 +451,19 @@ def stale_pieces(record: dict[str, Any], caps: list[int] | None) -> list[str]:
         for piece in PIECES
         if isinstance(record.get(piece), dict) and record[piece].get("solver_caps") != caps
     ]
+
+
+def jax_versions(record: dict[str, Any]) -> list[str]:
+    """The JAX versions the record's pieces were measured with, oldest record's first.
+
+    A piece names its own version; older pieces (before pieces did) were measured
+    with the version their record names."""
+    versions = {
+        record[piece].get("jax", record.get("jax"))
+        for piece in PIECES
+        if isinstance(record.get(piece), dict)
+    }
+    return sorted(v for v in versions if v)
 
 
 def provenance() -> dict[str, str]:
@@ -449,6 +507,8 @@ def missed_targets(
             missed.append(f"episode return rel {ep['ours_rel']:.2e} > {EPISODE_EXACT_RTOL}")
         if ep["cpu_rel"] > 1e-12:
             missed.append(f"CPU path episode return rel {ep['cpu_rel']:.2e} > 1e-12")
+        if not ep.get("ends_alike", True):  # records before issue 9 lack it
+            missed.append("episode: ours did not end (LAST) where dm_control's did")
     rs = record.get("resets")
     if rs:
         if not rs["names_match"]:
@@ -466,14 +526,16 @@ def missed_targets(
         for key in ("nonfinite", "diverged"):
             if sk[key]:
                 missed.append(f"soak: {sk[key]} {key}")
-        if not (0 <= sk["reward_min"] and sk["reward_max"] <= 1):
+        # Records before LQR (issue 9) held every task to [0, 1].
+        if not sk.get("rewards_in_range", 0 <= sk["reward_min"] and sk["reward_max"] <= 1):
             missed.append(f"soak: rewards in [{sk['reward_min']}, {sk['reward_max']}]")
         if not sk["ends_by_truncation"]:
             missed.append("soak: step types or discounts wrong")
         if sk["constant_observations"]:
             missed.append(f"soak: constant observations {sk['constant_observations']}")
-        if not sk["twins_identical"]:
-            missed.append("soak: twin environments diverged (nondeterminism)")
+        # Records before session 9 compared twin environments within one batch.
+        if not sk.get("replay_identical", sk.get("twins_identical")):
+            missed.append("soak: a replay of the same keys and actions differed (nondeterminism)")
     return missed
 
 
@@ -563,6 +625,8 @@ def render(records: list[dict[str, Any]]) -> str:
         caps = solver_caps(*r["task"].split("-", 1)) if registered else None
         missed = missed_targets(r, caps=caps)
         solver = f", solver caps {caps[0]}/{caps[1]}" if caps else ""
+        versions = jax_versions(r)
+        solver += f", jax {' + '.join(versions)}" if versions else ""
         lines.append(
             f"| {r['task']} | {one64} | {one32} | {episode} | {ks} | {zs} | {soak_cell} "
             f"| {'; '.join(missed) if missed else 'none'} | {r.get('date', '?')}{solver} |"

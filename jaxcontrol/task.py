@@ -50,6 +50,12 @@ class Task:
         where lower caps than dm_control's keep MJX as close to C MuJoCo as
         dm_control's own settings (benchmarks/solver_caps.py); None keeps
         dm_control's. The CPU model (`Env.mj_model`) always keeps dm_control's.
+      reward_range: (low, high) bounds of every reward; dm_control's suite
+        keeps its rewards in [0, 1] except for tasks such as LQR, whose reward
+        is 1 minus an unbounded cost.
+
+    A task with an infinite `time_limit` has no truncation (`Env.episode_length`
+    is None): its episodes end only at a terminal state (`get_termination`).
     """
 
     time_limit: float = float("inf")
@@ -58,6 +64,7 @@ class Task:
     episode_model_fields: ClassVar[tuple[str, ...]] = ()
     episode_parity: ClassVar[str] = "exact"
     solver_caps: ClassVar[tuple[int, int] | None] = None
+    reward_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def make_model(self) -> mujoco.MjModel:
         """Builds this task's CPU MuJoCo model."""
@@ -91,6 +98,29 @@ class Task:
         """
         del dm_env
         return {}
+
+    def reference_environment(self, load: Any, domain: str, name: str, seed: int, **kwargs) -> Any:
+        """dm_control's environment of this task, its random state seeded with `seed`.
+
+        Args:
+          load: `dm_control.suite.load`.
+          domain, name: the task's names.
+          seed: seeds dm_control's task (`random`).
+          **kwargs: more of dm_control's task arguments (e.g. `time_limit`).
+
+        Override where the model depends on the seed too (LQR draws its model
+        from the task's random state): the environment must have this task's model.
+        """
+        return load(domain, name, task_kwargs={"random": seed, **kwargs})
+
+    def terminal_state(self) -> dict[str, Any] | None:
+        """A physics state (`qpos`, `qvel`) from which one step under zero action
+        ends the episode at a true terminal state; None if the task never terminates.
+
+        The test battery steps it here and in dm_control and expects LAST with the
+        task's terminal discount from both.
+        """
+        return None
 
     def before_step(self, physics: Physics, action: jax.Array, variables: Variables) -> mjx.Data:
         """Returns the data to step from: dm_control sets the control signal.

@@ -1,9 +1,11 @@
 """The per-task battery, run for every task in the registry.
 
 Default tier (cheap per task): specs match dm_control's, bad input is refused,
-and a short vmapped rollout conforms to the specs, keeps rewards in [0, 1],
-depends only on its keys and actions, starts from random states and ends by
-truncation. Full tier (`-m full`): 1024 environments run a whole episode, and
+and a short vmapped rollout conforms to the specs, keeps rewards in the task's
+`reward_range` ([0, 1] but for LQR), depends only on its keys and actions,
+starts from random states and ends as dm_control's does: by truncation at the
+time limit (never, where the limit is infinite), and at a terminal state with
+the task's discount where the task declares one (`Task.terminal_state`). Full tier (`-m full`): 1024 environments run a whole episode, and
 the NaN soak counts non-finite states over 1e6 random-action steps.
 """
 
@@ -43,10 +45,8 @@ def _short_rollout(env):
     reset_key, action_key = jax.random.split(jax.random.key(1))
     keys = jax.random.split(reset_key, DISTINCT)
     first = equivalence.batched_reset(env, jnp.concatenate([keys, keys[:TWINS]]))
-    spec = env.action_spec()
-    actions = jax.random.uniform(
-        action_key, (STEPS, DISTINCT) + spec.shape, minval=spec.minimum, maxval=spec.maximum
-    )
+    low, high = equivalence.action_bounds(env.action_spec())
+    actions = jax.random.uniform(action_key, (STEPS, DISTINCT) + low.shape, minval=low, maxval=high)
     actions = jnp.concatenate([actions, actions[:, :TWINS]], axis=1)
     states, trajectory = first, []
     for action in actions:
@@ -90,7 +90,10 @@ def test_timing_matches_dm_control(env, reference):
     assert env.control_timestep == pytest.approx(reference.control_timestep(), abs=0)
     assert env.physics_timestep == reference.physics.timestep()
     # dm_control ends at the first step count >= time_limit / control_timestep.
-    assert env.episode_length == int(np.ceil(reference._step_limit))
+    if np.isinf(reference._step_limit):
+        assert env.episode_length is None and np.isinf(env.time_limit)
+    else:
+        assert env.episode_length == int(np.ceil(reference._step_limit))
 
 
 def test_bad_action_shape_is_refused(env):
@@ -115,28 +118,61 @@ def test_observations_conform_to_spec(env, rollout):
         assert trajectory.observation[key].dtype == spec.dtype
 
 
-def test_rollout_is_finite_and_rewards_in_unit_interval(rollout):
+def test_rollout_is_finite_and_rewards_in_range(env, rollout):
     _, _, trajectory = rollout
     for key, value in trajectory.observation.items():
         assert np.all(np.isfinite(value)), key
     assert np.all(np.isfinite(trajectory.reward))
-    assert trajectory.reward.min() >= 0 and trajectory.reward.max() <= 1
+    low, high = env.task.reward_range
+    assert trajectory.reward.min() >= low and trajectory.reward.max() <= high
     assert not trajectory.diverged.any()
     assert np.all(trajectory.step_type == StepType.MID)
     assert np.all(trajectory.discount == 1.0)
 
 
 def test_episode_ends_by_truncation_at_the_time_limit(env, rollout):
-    """From one step before the limit: LAST with discount 1, and LAST again after."""
+    """From one step before the limit: LAST with discount 1, and LAST again after.
+    Without a time limit, no step count truncates (here, one short of int32's limit)."""
     _, states, _ = rollout
     spec = env.action_spec()
     actions = jnp.zeros((DISTINCT + TWINS,) + spec.shape, spec.dtype)
+    if env.episode_length is None:
+        late = states.replace(step=jnp.full_like(states.step, np.iinfo(np.int32).max - 1))
+        stepped = equivalence.batched_step(env, late, actions)
+        assert np.all(np.asarray(stepped.step_type) == StepType.MID)
+        assert np.all(np.asarray(stepped.discount) == 1.0)
+        return
     near_end = states.replace(step=jnp.full_like(states.step, env.episode_length - 1))
     last = equivalence.batched_step(env, near_end, actions)
     after = equivalence.batched_step(env, last, actions)
     for s in (last, after):
         assert np.all(np.asarray(s.step_type) == StepType.LAST)
         assert np.all(np.asarray(s.discount) == 1.0)
+
+
+def test_terminal_state_ends_the_episode_as_dm_control(env, reference):
+    """Where the task declares a terminal state (`Task.terminal_state`), one step from it
+    under zero action is LAST with dm_control's discount, here and in dm_control, and the
+    step after is LAST again. A task without one never terminates (no termination rule)."""
+    terminal = env.task.terminal_state()
+    if terminal is None:
+        physics = env._physics(env.blank_state().data, env.default_model_fields())
+        assert env.task.get_termination(physics, env.blank_state().variables) is None
+        return
+    reference.reset()
+    with reference.physics.reset_context():
+        reference.physics.data.qpos[:] = terminal["qpos"]
+        reference.physics.data.qvel[:] = terminal["qvel"]
+    zeros = np.zeros(env.action_spec().shape)
+    dm_step = reference.step(zeros)
+    assert dm_step.last() and dm_step.discount < 1, dm_step
+    state = env.set_state(env.blank_state(), terminal["qpos"], terminal["qvel"])
+    step = jax.jit(env.step)
+    steps = [step(state, zeros)]
+    steps.append(step(steps[0], zeros))
+    for s in steps:
+        assert int(s.step_type) == StepType.LAST
+        assert float(s.discount) == dm_step.discount
 
 
 def _assert_twins_match(tree, axis):
@@ -178,10 +214,13 @@ def _dm_control_constant_entries(task):
     observations = []
     for seed in range(DISTINCT):
         dm_env = equivalence.reference_env(*task, seed=seed)
-        spec, rng = dm_env.action_spec(), np.random.default_rng(seed)
+        (low, high), rng = (
+            equivalence.action_bounds(dm_env.action_spec()),
+            np.random.default_rng(seed),
+        )
         dm_env.reset()
         for _ in range(STEPS):
-            obs = dm_env.step(rng.uniform(spec.minimum, spec.maximum)).observation
+            obs = dm_env.step(rng.uniform(low, high)).observation
             observations.append({k: np.atleast_1d(v).ravel() for k, v in obs.items()})
     stacked = {k: np.stack([o[k] for o in observations]) for k in observations[0]}
     return _constant_entries(stacked, share=0.9)
@@ -209,7 +248,8 @@ def test_full_episode_and_nan_soak(task, full_record):
     assert soak["steps"] >= 1_000_000
     assert soak["nonfinite"] == 0, soak
     assert soak["diverged"] == 0, soak
-    assert soak["reward_min"] >= 0 and soak["reward_max"] <= 1, soak
+    low, high = jaxcontrol.load(*task).task.reward_range
+    assert soak["reward_min"] >= low and soak["reward_max"] <= high, soak
     assert soak["ends_by_truncation"], soak
     assert soak["constant_observations"] == [], soak
-    assert soak["twins_identical"], soak
+    assert soak["replay_identical"], soak

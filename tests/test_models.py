@@ -37,11 +37,25 @@ CASES = [
     ("swimmer", {"n_links": 6}),
     ("swimmer", {"n_links": 15}),
     ("swimmer", {"n_links": 20}),
+    # LQR's joints are drawn from dm_control's random state: several seeds.
+    ("lqr", {"n_bodies": 2, "n_actuators": 1, "random": 0}),
+    ("lqr", {"n_bodies": 2, "n_actuators": 1, "random": 1}),
+    ("lqr", {"n_bodies": 6, "n_actuators": 2, "random": 0}),
+    ("lqr", {"n_bodies": 6, "n_actuators": 2, "random": 2**32 - 1}),
+    ("lqr", {"n_bodies": 3, "n_actuators": 3, "random": 12345}),
+    ("stacker", {"n_boxes": 1}),
+    ("stacker", {"n_boxes": 2}),
+    ("stacker", {"n_boxes": 3}),
+    ("stacker", {"n_boxes": 4}),
 ]
 # dm_control's builders whose arguments are named differently from ours.
 _REFERENCE_BUILDERS = {
     "manipulator": lambda suite, use_peg, insert: suite.make_model(use_peg, insert),
     "swimmer": lambda suite, n_links: suite.get_model_and_assets(n_links),
+    "stacker": lambda suite, n_boxes: suite.make_model(n_boxes),
+    "lqr": lambda suite, n_bodies, n_actuators, random: suite.get_model_and_assets(
+        n_bodies, n_actuators, np.random.RandomState(random)
+    ),
 }
 _ENERGY = int(mujoco.mjtEnableBit.mjENBL_ENERGY)
 
@@ -87,6 +101,27 @@ def test_build_rejects_unknown_domain():
 def test_swimmer_rejects_what_dm_control_rejects(n_links):
     with pytest.raises(ValueError, match="n_links must be an integer >= 3"):
         mjcf.swimmer.make_model(n_links)
+
+
+@pytest.mark.parametrize("n_boxes", [0, 5, -1, 2.0, "2", None, True])
+def test_stacker_rejects_box_counts_beyond_its_four_boxes(n_boxes):
+    with pytest.raises(ValueError, match=r"n_boxes must be an integer in \[1, 4\]"):
+        mjcf.stacker.make_model(n_boxes)
+
+
+@pytest.mark.parametrize(
+    ("n_bodies", "n_actuators", "match"),
+    [
+        (0, 1, "At least 1 body"),
+        (2, 0, "At least 1 body"),
+        (2, 3, "At most 1 actuator"),
+        (2.0, 1, "n_bodies must be an integer"),
+        (2, True, "n_actuators must be an integer"),
+    ],
+)
+def test_lqr_rejects_what_dm_control_rejects(n_bodies, n_actuators, match):
+    with pytest.raises(ValueError, match=match):
+        mjcf.lqr.make_model(n_bodies, n_actuators)
 
 
 def test_compare_detects_mass_damping_and_option():

@@ -2,6 +2,7 @@
 
 import json
 
+import jax
 import pytest
 
 import jaxcontrol
@@ -44,6 +45,7 @@ def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, mon
     kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
     whole = parity.soak(env, **kwargs)
     assert whole["steps"] == 20 and whole["shards"] == 2
+    assert whole["replay_identical"]
 
     path = tmp_path / "soak.json"
     measure_shard = parity._soak_shard
@@ -64,6 +66,21 @@ def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, mon
     assert progress.resumed == ["shard0"]
     assert resumed == whole
     assert not path.exists()
+
+
+def test_a_replay_that_differs_is_reported_as_nondeterminism(env, monkeypatch):
+    measure_shard, calls = parity._soak_shard, []
+
+    def flaky(run, shard):  # the replay of shard 0 ends elsewhere than shard 0 did
+        out = measure_shard(run, shard)
+        calls.append(shard)
+        return {**out, "final_digest": "other"} if calls.count(0) == 2 else out
+
+    monkeypatch.setattr(parity, "_soak_shard", flaky)
+    soak = parity.soak(env, num_envs=4, steps=5, shards=2)
+    assert calls == [0, 1, 0] and not soak["replay_identical"]
+    missed = parity.missed_targets({"soak": soak}, ["soak"])
+    assert missed == ["soak: a replay of the same keys and actions differed (nondeterminism)"]
 
 
 def test_soak_rejects_uneven_shards(env):
@@ -119,3 +136,17 @@ def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch
     assert parity.main(args) == 0 and calls == [None, [8, 8]]
     assert parity.read_record(tmp_path, "pendulum-swingup")["only"]["solver_caps"] == [8, 8]
     assert "all targets met" in capsys.readouterr().out
+
+
+def test_each_piece_names_its_jax_version_and_parity_md_shows_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(parity, "PIECES", {"only": lambda domain, task, progress: {"value": 1}})
+    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only"]
+    assert parity.main(args) == 0
+    record = parity.read_record(tmp_path, "pendulum-swingup")
+    assert record["only"]["jax"] == jax.__version__
+    # A piece from before pieces named their version takes its record's.
+    old = {"task": "pendulum-swingup", "jax": "0.0.1", "only": {"value": 1}}
+    assert parity.jax_versions(old) == ["0.0.1"]
+    assert parity.jax_versions({**old, "only": {"value": 1, "jax": "0.0.2"}}) == ["0.0.2"]
+    row = next(line for line in parity.render([record]).splitlines() if "pendulum-swingup" in line)
+    assert row.endswith(f"jax {jax.__version__} |")

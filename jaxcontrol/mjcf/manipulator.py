@@ -287,22 +287,40 @@ def _add_peg_sites(body: mujoco.MjsBody, cls: _Class, name: str) -> None:
         _site(body, cls, name=name + suffix, type=_BOX, pos=(0, 0, z))
 
 
+def add_prop(
+    world: mujoco.MjsBody, name: str, pos: tuple, geom_type: mujoco.mjtGeom, size: tuple
+) -> mujoco.MjsBody:
+    """Adds a prop ("object" class) on x, z slides (their refs at `pos`) and a y hinge,
+    with a geom and a sphere site named `name`."""
+    body = world.add_body(name=name, pos=pos)
+    _joint(body, _OBJECT, name=f"{name}_x", type=_SLIDE, axis=(1, 0, 0), ref=pos[0])
+    _joint(body, _OBJECT, name=f"{name}_z", type=_SLIDE, axis=(0, 0, 1), ref=pos[2])
+    _joint(body, _OBJECT, name=f"{name}_y", type=_HINGE, axis=(0, 1, 0))
+    if geom_type is not None:
+        _geom(body, _OBJECT, name=name, type=geom_type, size=size)
+        _site(body, _OBJECT, name=name, type=_SPHERE)
+    return body
+
+
+def add_ghost(
+    world: mujoco.MjsBody, name: str, pos: tuple, geom_type: mujoco.mjtGeom, size: tuple
+) -> mujoco.MjsBody:
+    """Adds a target marker ("ghost" class: no collisions), a geom and a sphere site
+    named `name`."""
+    target = world.add_body(name=name, pos=pos)
+    _geom(target, _GHOST, name=name, type=geom_type, size=size)
+    _site(target, _GHOST, name=name, type=_SPHERE)
+    return target
+
+
 def _add_ball(world: mujoco.MjsBody) -> None:
     """Adds the ball on x, z slides and a y hinge."""
-    ball = world.add_body(name="ball", pos=(0.4, 0, 0.4))
-    _joint(ball, _OBJECT, name="ball_x", type=_SLIDE, axis=(1, 0, 0), ref=0.4)
-    _joint(ball, _OBJECT, name="ball_z", type=_SLIDE, axis=(0, 0, 1), ref=0.4)
-    _joint(ball, _OBJECT, name="ball_y", type=_HINGE, axis=(0, 1, 0))
-    _geom(ball, _OBJECT, name="ball", type=_SPHERE, size=(0.022, 0, 0))
-    _site(ball, _OBJECT, name="ball", type=_SPHERE)
+    add_prop(world, "ball", (0.4, 0, 0.4), _SPHERE, (0.022, 0, 0))
 
 
 def _add_peg(world: mujoco.MjsBody) -> None:
     """Adds the peg (blade, guard, pommel) on x, z slides and a y hinge."""
-    peg = world.add_body(name="peg", pos=(-0.4, 0, 0.4))
-    _joint(peg, _OBJECT, name="peg_x", type=_SLIDE, axis=(1, 0, 0), ref=-0.4)
-    _joint(peg, _OBJECT, name="peg_z", type=_SLIDE, axis=(0, 0, 1), ref=0.4)
-    _joint(peg, _OBJECT, name="peg_y", type=_HINGE, axis=(0, 1, 0))
+    peg = add_prop(world, "peg", (-0.4, 0, 0.4), None, ())
     _add_peg_parts(peg, _OBJECT, "")
     pommel = peg.add_body(name="pommel", pos=(0, 0, -0.013))
     _geom(pommel, _OBJECT, name="pommel", type=_SPHERE, size=(0.009, 0, 0))
@@ -328,9 +346,7 @@ def _add_cup(world: mujoco.MjsBody) -> None:
 
 def _add_target_ball(world: mujoco.MjsBody) -> None:
     """Adds the ghost ball marking the ball's target."""
-    target = world.add_body(name="target_ball", pos=(0.4, 0.001, 0.4))
-    _geom(target, _GHOST, name="target_ball", type=_SPHERE, size=(0.02, 0, 0))
-    _site(target, _GHOST, name="target_ball", type=_SPHERE)
+    add_ghost(world, "target_ball", (0.4, 0.001, 0.4), _SPHERE, (0.02, 0, 0))
 
 
 def _add_target_peg(world: mujoco.MjsBody) -> None:
@@ -375,14 +391,14 @@ def _add_tendons(spec: mujoco.MjSpec) -> None:
     )
 
 
-def make_spec(use_peg: bool = False, insert: bool = False) -> mujoco.MjSpec:
-    """Returns the manipulator spec.
+def make_arm_spec(model_name: str) -> mujoco.MjSpec:
+    """Returns the planar arm in its arena, without props (add bodies after the arm).
 
-    Args:
-        use_peg: Use the peg (and slot) props instead of the ball (and cup).
-        insert: Add the receptacle (cup or slot) for the insert tasks.
+    The arena, the arm and hand, the tendons, touch sensors and motors: all that
+    dm_control's manipulator and stacker models share, but for the geoms'
+    default `solref` (stacker's is (0.01, 1)).
     """
-    spec = common.new_spec("planar manipulator")
+    spec = common.new_spec(model_name)
     _add_assets(spec)
     spec.visual.map.shadowclip = 0.5
     spec.option.timestep = 0.001
@@ -391,7 +407,6 @@ def make_spec(use_peg: bool = False, insert: bool = False) -> mujoco.MjSpec:
     world = spec.worldbody
     _add_arena(world)
     _add_arm(world)
-    _add_props(world, use_peg, insert)
     _add_tendons(spec)
 
     for name in _TOUCH_SENSORS:
@@ -408,6 +423,18 @@ def make_spec(use_peg: bool = False, insert: bool = False) -> mujoco.MjSpec:
         motor.gear[0] = gear
         motor.ctrllimited = _LIMITED
         motor.ctrlrange = (-1, 1)
+    return spec
+
+
+def make_spec(use_peg: bool = False, insert: bool = False) -> mujoco.MjSpec:
+    """Returns the manipulator spec.
+
+    Args:
+        use_peg: Use the peg (and slot) props instead of the ball (and cup).
+        insert: Add the receptacle (cup or slot) for the insert tasks.
+    """
+    spec = make_arm_spec("planar manipulator")
+    _add_props(spec.worldbody, use_peg, insert)
     return spec
 
 

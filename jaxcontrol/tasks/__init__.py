@@ -9,10 +9,12 @@ from jaxcontrol.tasks import (  # noqa: F401
     fish,
     hopper,
     humanoid,
+    lqr,
     manipulator,
     pendulum,
     point_mass,
     reacher,
+    stacker,
     swimmer,
     walker,
 )

@@ -181,5 +181,4 @@ _BENCHMARKING = ("benchmarking",)
 REGISTRY.add("humanoid", "stand", Humanoid(move_speed=0), _BENCHMARKING)
 REGISTRY.add("humanoid", "walk", Humanoid(move_speed=_WALK_SPEED), _BENCHMARKING)
 REGISTRY.add("humanoid", "run", Humanoid(move_speed=_RUN_SPEED), _BENCHMARKING)
-# dm_control's `run_pure_state` (no tags) would be:
-# REGISTRY.add("humanoid", "run_pure_state", Humanoid(move_speed=_RUN_SPEED, pure_state=True))
+REGISTRY.add("humanoid", "run_pure_state", Humanoid(move_speed=_RUN_SPEED, pure_state=True))

@@ -30,7 +30,7 @@ _CONTROL_TIMESTEP = 0.01  # (Seconds)
 _TIME_LIMIT = 10  # (Seconds)
 _P_IN_HAND = 0.1  # Probability of object-in-hand initial state
 _P_IN_TARGET = 0.1  # Probability of object-in-target initial state
-_ARM_JOINTS = [
+ARM_JOINTS = [
     "arm_root",
     "arm_shoulder",
     "arm_elbow",
@@ -59,13 +59,14 @@ def joint_vel(physics: Physics, joint_names) -> jax.Array:
     return physics.named.data.qvel[joint_names]
 
 
-def body_2d_pose(physics: Physics, body_name: str, orientation: bool = True) -> jax.Array:
-    """A body's (x, z) position and, with `orientation`, its (qw, qy) quaternion entries."""
-    pos = physics.named.data.xpos[body_name, ["x", "z"]]
+def body_2d_pose(physics: Physics, body_names, orientation: bool = True) -> jax.Array:
+    """Bodies' (x, z) positions and, with `orientation`, their (qw, qy) quaternion
+    entries: one row per body for a list of names, a vector for one name."""
+    pos = physics.named.data.xpos[body_names, ["x", "z"]]
     if not orientation:
         return pos
-    ori = physics.named.data.xquat[body_name, ["qw", "qy"]]
-    return jnp.concatenate([pos, ori])
+    ori = physics.named.data.xquat[body_names, ["qw", "qy"]]
+    return jnp.concatenate([pos, ori], axis=-1)
 
 
 def touch(physics: Physics) -> jax.Array:
@@ -85,10 +86,10 @@ def site_distance(physics: Physics, site1: str, site2: str) -> jax.Array:
 # which our step keeps). So the default `sync_kinematics` is exact.
 
 
-def _arm_limits(physics: Physics) -> tuple[np.ndarray, np.ndarray]:
+def arm_limits(physics: Physics) -> tuple[np.ndarray, np.ndarray]:
     """Joint ranges of the arm joints; [-pi, pi] where a joint is unlimited."""
     m = physics.mj_model
-    ids = np.array([m.joint(name).id for name in _ARM_JOINTS])
+    ids = np.array([m.joint(name).id for name in ARM_JOINTS])
     is_limited = m.jnt_limited[ids].astype(bool)
     joint_range = m.jnt_range[ids]
     lower = np.where(is_limited, joint_range[:, 0], -np.pi)
@@ -159,9 +160,9 @@ class Bring(Task):
             return jax.random.uniform(k, shape, dtype, minval=low, maxval=high)
 
         # Randomise angles of arm joints.
-        lower, upper = _arm_limits(physics)
-        angles = uniform(keys[0], lower, upper, (len(_ARM_JOINTS),))
-        qpos = physics.named.data.qpos.at[_ARM_JOINTS].set(angles)
+        lower, upper = arm_limits(physics)
+        angles = uniform(keys[0], lower, upper, (len(ARM_JOINTS),))
+        qpos = physics.named.data.qpos.at[ARM_JOINTS].set(angles)
 
         # Symmetrize hand.
         qpos = qpos.at["finger"].set(qpos["thumb"])
@@ -224,8 +225,8 @@ class Bring(Task):
     def get_observation(self, physics, variables):
         """Either features or only sensors (to be used with pixels)."""
         obs = collections.OrderedDict()
-        obs["arm_pos"] = bounded_joint_pos(physics, _ARM_JOINTS)
-        obs["arm_vel"] = joint_vel(physics, _ARM_JOINTS)
+        obs["arm_pos"] = bounded_joint_pos(physics, ARM_JOINTS)
+        obs["arm_vel"] = joint_vel(physics, ARM_JOINTS)
         obs["touch"] = touch(physics)
         if self.fully_observable:
             obs["hand_pos"] = body_2d_pose(physics, "hand")
@@ -260,3 +261,6 @@ class Bring(Task):
 REGISTRY.add(
     "manipulator", "bring_ball", Bring(use_peg=False, insert=False), tags=("benchmarking", "hard")
 )
+REGISTRY.add("manipulator", "bring_peg", Bring(use_peg=True, insert=False), tags=("hard",))
+REGISTRY.add("manipulator", "insert_ball", Bring(use_peg=False, insert=True), tags=("hard",))
+REGISTRY.add("manipulator", "insert_peg", Bring(use_peg=True, insert=True), tags=("hard",))
