@@ -227,6 +227,28 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def read_csv(path: str) -> list[dict]:
+    """The rows of an earlier run's CSV (none if the file does not exist)."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        for column in COLUMNS[1:]:
+            row[column] = (int if column in ("batch", "steps") else float)(row[column])
+    return rows
+
+
+def write_csv(path: str, rows: list[dict]) -> None:
+    """Writes `rows` to `path` atomically."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
+
+
 def to_markdown(rows: list[dict], info: dict[str, str], command: str) -> str:
     """A Markdown report: machine, command, then one table row per measurement."""
     lines = [
@@ -267,7 +289,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--csv", help="write the results as CSV here")
     parser.add_argument("--markdown", help="write a Markdown report here")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows already in --csv and measure only the missing (task, batch) pairs",
+    )
+    args = parser.parse_args(argv)
+    if args.resume and not args.csv:
+        parser.error("--resume needs --csv, the file that holds the rows measured so far")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,16 +313,20 @@ def main(argv: list[str] | None = None) -> int:
         f"{'compile ours':>12} {'raw':>6} {'dm_control/s':>12}"
     )
     print(header + "\n" + "-" * len(header), flush=True)
-    rows = []
+    rows = read_csv(args.csv) if args.resume else []
+    done = {(row["task"], row["batch"]) for row in rows}
     for name in expand_tasks(args.tasks):
         domain, task = split_name(name)
+        todo = [batch for batch in args.batch_sizes if (name, batch) not in done]
+        if not todo:
+            continue
         env = jaxcontrol.load(domain, task)
         dm_sps = (
             bench_dm_control(domain, task, args.dm_steps, args.repeats)
             if args.dm_steps > 0
             else float("nan")
         )
-        for batch in args.batch_sizes:
+        for batch in todo:
             row = {
                 "task": name,
                 "batch": batch,
@@ -300,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                 **bench_jax(env, batch, args),
             }
             rows.append(row)
+            if args.csv:  # after every row, so that a stopped run keeps what it measured
+                write_csv(args.csv, rows)
             print(
                 f"{name:<22} {batch:>6} {row['ours_steps_per_s']:>11,.0f} "
                 f"{row['raw_steps_per_s']:>11,.0f} {row['ours_over_raw']:>6.3f} "
@@ -307,11 +343,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{dm_sps:>12,.0f}",
                 flush=True,
             )
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
+        # One process measures every task: release each task's executables (compiled
+        # code piling up in one process once exhausted vm.max_map_count here).
+        jax.clear_caches()
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(to_markdown(rows, info, command))
