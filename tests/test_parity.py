@@ -7,9 +7,13 @@ its rollouts, its observations and rewards. States are injected with
 float32, or 10x stock `mjx.step`'s own error against C MuJoCo on the same
 states, whichever is larger.
 
-Default tier: one step in float32 and float64 from a few states, and the
-FIRST observation of dm_control's resets. Full tier (`-m full`): the figures of
-PARITY.md (more states, whole episodes, reset and return distributions).
+Default tier: one float64 step from a few states, and the FIRST observation of
+dm_control's resets. Full tier (`-m full`): the figures of PARITY.md (one step
+in float32 and float64 from more states, whole episodes, reset and return
+distributions). The float32 one step left the default tier when the suite
+reached 39 tasks: its compile of our state injection cost ~600 worker-seconds
+of CI per run (BENCHMARKS.md, "Test time"); the default tier's rollouts still
+run every task in float32.
 """
 
 import pytest
@@ -18,27 +22,21 @@ from pertask import task_cache
 import jaxcontrol
 from jaxcontrol import equivalence, parity
 
-# Equal to test_battery's rollout batch, so both run the same compiled step.
 N_STATES = 12
 
 
 @task_cache
-def _one_step(task, x64):
-    with equivalence.precision(x64):
+def _one_step_float64(task):
+    with equivalence.precision(True):
         env = jaxcontrol.load(*task)
         transitions = equivalence.reference_transitions(env, n=N_STATES, seed=0)
         assert any(t.start.step == 0 for t in transitions)
-        relative = not x64
-        ours, cpu, _ = equivalence.step_parity(env, transitions, relative=relative, raw=False)
+        ours, cpu, _ = equivalence.step_parity(env, transitions, raw=False)
         raw = {}
-        if max(ours.values()) > equivalence.ONE_STEP_TARGET[_dtype(x64)]:
+        if max(ours.values()) > equivalence.ONE_STEP_TARGET["float64"]:
             # Only where ours misses the target: is the difference MJX's own?
-            _, _, raw = equivalence.step_parity(env, transitions, relative=relative)
+            _, _, raw = equivalence.step_parity(env, transitions)
     return ours, cpu, raw
-
-
-def _dtype(x64):
-    return "float64" if x64 else "float32"
 
 
 def _assert_within(differences, tolerance, who):
@@ -50,28 +48,14 @@ def _expected_keys(task):
     env = jaxcontrol.load(*task)
     keys = list(env.observation_spec())
     return (
-        {f"obs/{k}" for k in keys}
-        | {f"reset_obs/{k}" for k in keys}
-        | {
-            "reward",
-            "qpos",
-            "qvel",
-        }
+        {f"obs/{k}" for k in keys} | {f"reset_obs/{k}" for k in keys} | {"reward", "qpos", "qvel"}
     )
-
-
-def test_one_step_float32(task):
-    """Relative to each quantity's scale: within 1e-4, or 10x stock `mjx.step`'s own
-    float32 error where that is larger (MJX); within 1e-4 (our CPU path)."""
-    ours, cpu, raw = _one_step(task, x64=False)
-    assert set(ours) == _expected_keys(task)
-    _assert_within(ours, equivalence.one_step_tolerance("float32", raw), "MJX")
-    _assert_within(cpu, 1e-4, "CPU path")
 
 
 @pytest.mark.float64
 def test_one_step_float64(task):
-    ours, cpu, raw = _one_step(task, x64=True)
+    ours, cpu, raw = _one_step_float64(task)
+    assert set(ours) == _expected_keys(task)
     tolerance = equivalence.one_step_tolerance("float64", raw)
     _assert_within(ours, tolerance, "MJX")
     _assert_within(cpu, 1e-9, "CPU path")
