@@ -47,12 +47,19 @@ CASES = [
     ("stacker", {"n_boxes": 2}),
     ("stacker", {"n_boxes": 3}),
     ("stacker", {"n_boxes": 4}),
+    # quadruped's per-task edits: walk, run, escape, fetch, and dm_control's defaults.
+    ("quadruped", {"floor_size": 10}),
+    ("quadruped", {"floor_size": 100}),
+    ("quadruped", {"floor_size": 40, "terrain": True, "rangefinders": True}),
+    ("quadruped", {"walls_and_ball": True}),
+    ("quadruped", {}),
 ]
 # dm_control's builders whose arguments are named differently from ours.
 _REFERENCE_BUILDERS = {
     "manipulator": lambda suite, use_peg, insert: suite.make_model(use_peg, insert),
     "swimmer": lambda suite, n_links: suite.get_model_and_assets(n_links),
     "stacker": lambda suite, n_boxes: suite.make_model(n_boxes),
+    "quadruped": lambda suite, **kwargs: (suite.make_model(**kwargs), suite.common.ASSETS),
     "lqr": lambda suite, n_bodies, n_actuators, random: suite.get_model_and_assets(
         n_bodies, n_actuators, np.random.RandomState(random)
     ),
