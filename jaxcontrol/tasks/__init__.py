@@ -13,6 +13,7 @@ from jaxcontrol.tasks import (  # noqa: F401
     manipulator,
     pendulum,
     point_mass,
+    quadruped,
     reacher,
     stacker,
     swimmer,

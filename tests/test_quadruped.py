@@ -1,0 +1,66 @@
+"""quadruped's resets follow dm_control's code, draw for draw.
+
+* escape's terrain: dm_control's first draw of an episode is the 30 x 30 bump grid;
+  given the same bumps (its own random state's), our `terrain_from_bumps` (a
+  precomputed zoom matrix) must give dm_control's `hfield_data` to round-off.
+* the resting-height search: given dm_control's random orientation, our
+  `find_non_contacting_height` (MJX collision in a while loop) must stop at the
+  same height, bit for bit in float64, and the root pose must equal dm_control's.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxcontrol
+from jaxcontrol import equivalence
+from jaxcontrol.physics import Physics
+from jaxcontrol.tasks import quadruped
+
+SEEDS = (0, 1, 2, 3)
+
+
+def _dm_reset(task: str, seed: int):
+    """dm_control's physics after its reset with `seed` (the env is kept alive with it)."""
+    env = equivalence.reference_env("quadruped", task, seed=seed)
+    env.reset()
+    _ALIVE.append(env)
+    return env.physics
+
+
+_ALIVE = []  # dm_control's named indexers hold weak references to their environments
+
+
+@pytest.mark.parametrize("task_name", ["walk", "fetch"])
+def test_resting_height_matches_dm_control(task_name):
+    """Same orientation (and fetch's position): same first contact-free height."""
+    with equivalence.precision(True):
+        env = jaxcontrol.load("quadruped", task_name)
+        orientations, xy, expected = [], [], []
+        for seed in SEEDS:
+            random = np.random.RandomState(seed)
+            if task_name == "walk":
+                orientation = random.randn(4)
+                orientation /= np.linalg.norm(orientation)
+                position = (0.0, 0.0)
+            else:  # fetch: azimuth, then x and y
+                azimuth = random.uniform(0, 2 * np.pi)
+                orientation = np.array((np.cos(azimuth / 2), 0, 0, np.sin(azimuth / 2)))
+                position = tuple(random.uniform(-13.5, 13.5, size=(2,)))
+            orientations.append(orientation)
+            xy.append(position)
+            expected.append(_dm_reset(task_name, seed).named.data.qpos["root"].copy())
+
+        @jax.jit
+        @jax.vmap
+        def search(orientation, position):
+            physics = Physics.create(env.mjx_model, env._initial_data(), env.names)
+            found = quadruped.find_non_contacting_height(
+                physics, orientation, position[0], position[1]
+            )
+            return found.named.data.qpos["root"]
+
+        ours = np.asarray(search(jnp.asarray(orientations), jnp.asarray(xy)))
+    np.testing.assert_array_equal(ours, np.stack(expected))
+    assert np.all(ours[:, 2] > 0.2), ours[:, 2]  # it did climb out of the floor
