@@ -446,12 +446,14 @@ def battery(cref):
 
 def test_register_adds_only_missing_pairs_idempotently(monkeypatch):
     table = collision_driver._COLLISION_FUNC
-    assert table.get(EB, eb.ellipsoid_box) is eb.ellipsoid_box, "MJX has its own now: re-validate"
-    monkeypatch.delitem(table, EB, raising=False)  # the table as MJX 3.17 ships it
+    for pair, fn in jcoll._PAIRS.items():
+        assert table.get(pair, fn) is fn, f"MJX has its own {pair} now: re-validate"
+        monkeypatch.delitem(table, pair, raising=False)  # the table as MJX 3.17 ships it
     before = dict(table)
-    assert jcoll.register() == (EB,)
-    assert table[EB] is eb.ellipsoid_box and table[EB].ncon == 1
-    assert {k: v for k, v in table.items() if k != EB} == before
+    assert jcoll.register() == jcoll.PAIRS
+    assert all(table[pair] is fn for pair, fn in jcoll._PAIRS.items())
+    assert table[EB].ncon == 1
+    assert {k: v for k, v in table.items() if k not in jcoll._PAIRS} == before
     assert all(table[k] is v for k, v in before.items())
     assert jcoll.register() == ()  # idempotent
     assert jcoll.register() == () and table[EB] is eb.ellipsoid_box
