@@ -95,17 +95,30 @@ class CpuRenderer:
         self._data = mujoco.MjData(self._model)
         self._written: set[str] = set()
         self._renderer = mujoco.Renderer(self._model, height, width)
+        # dm_control's scene options: MuJoCo's defaults without rangefinder rays.
+        self._scene_option = mujoco.MjvOption()
+        self._scene_option.flags[mujoco.mjtVisFlag.mjVIS_RANGEFINDER] = False
 
     def _set(self, qpos, qvel, act, model_fields) -> None:
-        for name in self._written - set(model_fields):  # undo what an earlier state changed
+        restored = self._written - set(model_fields)
+        for name in restored:  # undo what an earlier state changed
             getattr(self._model, name)[...] = getattr(self.env.mj_model, name)
         for name, value in model_fields.items():
             getattr(self._model, name)[...] = value
         self._written = set(model_fields)
+        if "hfield_data" in restored | self._written:
+            self._upload_height_fields()
         self._data.qpos[:], self._data.qvel[:] = qpos, qvel
         if self._model.na:
             self._data.act[:] = act
         mujoco.mj_forward(self._model, self._data)
+
+    def _upload_height_fields(self) -> None:
+        """The GL context keeps its own copy of each height field's mesh: a per-episode
+        terrain (quadruped-escape's `hfield_data`) is drawn only once uploaded again."""
+        self._renderer._gl_context.make_current()
+        for hfield in range(self._model.nhfield):
+            mujoco.mjr_uploadHField(self._model, self._renderer._mjr_context, hfield)
 
     def render(
         self,
@@ -134,7 +147,7 @@ class CpuRenderer:
         if segmentation:
             self._renderer.enable_segmentation_rendering()
         try:
-            self._renderer.update_scene(self._data, camera=camera)
+            self._renderer.update_scene(self._data, camera=camera, scene_option=self._scene_option)
             return self._renderer.render().copy()
         finally:
             if segmentation:
