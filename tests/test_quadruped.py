@@ -32,6 +32,28 @@ def _dm_reset(task: str, seed: int):
 _ALIVE = []  # dm_control's named indexers hold weak references to their environments
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _close_reference_envs():
+    """Closes the kept environments before exit (their GL contexts complain at exit)."""
+    yield
+    while _ALIVE:
+        _ALIVE.pop().close()
+
+
+def test_terrain_matches_dm_control():
+    env = jaxcontrol.Env("quadruped", "escape", quadruped.Escape())  # not registered yet
+    physics = Physics.create(env.mjx_model, env._initial_data(), env.names)
+    for seed in SEEDS[:2]:
+        dm_env = equivalence.reference_for(env, seed)
+        dm_env.reset()
+        _ALIVE.append(dm_env)
+        dm = dm_env.physics
+        bumps = np.random.RandomState(seed).uniform(0.15, 1, (30, 30))
+        with equivalence.precision(True):
+            ours = quadruped.terrain_from_bumps(physics, jnp.asarray(bumps, jnp.float64))
+            np.testing.assert_allclose(np.asarray(ours), dm.model.hfield_data, rtol=0, atol=1e-14)
+
+
 @pytest.mark.parametrize("task_name", ["walk", "fetch"])
 def test_resting_height_matches_dm_control(task_name):
     """Same orientation (and fetch's position): same first contact-free height."""

@@ -24,6 +24,7 @@ from scipy import ndimage
 
 from jaxcontrol import mjcf, rewards
 from jaxcontrol import physics as physics_lib
+from jaxcontrol.collision import ray_hfield
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY
 from jaxcontrol.task import Task
@@ -274,8 +275,6 @@ def sync_sensors(physics: Physics) -> mjx.Data:
     if physics.mj_model.nhfield and np.any(
         physics.mj_model.sensor_type == mujoco.mjtSensor.mjSENS_RANGEFINDER
     ):
-        from jaxcontrol.collision import ray_hfield  # TODO: top-level once it lands
-
         sensordata = ray_hfield.rangefinder_with_hfields(model, data, data.sensordata)
         data = data.replace(sensordata=sensordata)
     data = mjx.com_vel(model, data)
@@ -444,5 +443,5 @@ REGISTRY.add(
     "run",
     Move(desired_speed=_RUN_SPEED, floor_size=_DEFAULT_TIME_LIMIT * _RUN_SPEED),
 )
-# escape registers once MJX can collide its terrain (jaxcontrol.collision's hfield pairs).
+# escape registers once its one-step parity is understood and its tests fit CI (NOTES.md).
 REGISTRY.add("quadruped", "fetch", Fetch())
