@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import enum
+import functools
 import math
 from typing import Any
 
@@ -178,25 +179,46 @@ class Env:
             self._cache[key] = build()
         return self._cache[key]
 
+    def _reset_shapes(self):
+        """Shapes of a reset's task variables and observation (`jax.eval_shape`).
+
+        Traces the task's `initialize_episode` and `get_observation`, not the forward
+        pass between them, which changes no shape: tracing a whole `reset` cost several
+        seconds per model (its collision detection), and the specs and the blank state
+        would each have paid it.
+        """
+
+        def shapes(key):
+            physics = self._physics(self._initial_data(), self.default_model_fields())
+            physics, variables = self.task.initialize_episode(physics, key)
+            return variables, self.task.get_observation(physics, variables)
+
+        return self._cached("reset_shapes", lambda: jax.eval_shape(shapes, jax.random.key(0)))
+
     def blank_state(self) -> State:
         """A state of this Env's structure with zero values (no physics computed).
 
         A cheap template for `set_state` and `equivalence.inject`: only its key,
-        variables and model fields are used, and it is built by tracing `reset`
-        (`jax.eval_shape`), never by running it.
+        variables and model fields are used. Its structure, shapes and dtypes are
+        a reset's (the battery checks them against `reset`'s).
         """
 
         def build():
-            # Traced outside ensure_compile_time_eval, which would run reset's
-            # inner jits eagerly (seconds to a minute per model).
-            shapes = jax.eval_shape(self.reset, jax.random.key(0))
-            data = self._initial_data()
+            variables, observation = self._reset_shapes()
+            dtype = _float_dtype()
             with jax.ensure_compile_time_eval():  # concrete even when first used under jit
-                zeros = jax.tree.map(
-                    lambda s: jnp.zeros(s.shape, s.dtype), shapes.replace(key=None)
-                )
-                return zeros.replace(
-                    key=jax.random.key(0), model_fields=self.default_model_fields(), data=data
+                zeros = functools.partial(jax.tree.map, lambda s: jnp.zeros(s.shape, s.dtype))
+                return State(
+                    data=self._initial_data(),
+                    observation=zeros(observation),
+                    reward=jnp.zeros((), dtype),
+                    discount=jnp.zeros((), dtype),
+                    step_type=jnp.int32(0),
+                    step=jnp.int32(0),
+                    variables=dict(zeros(variables)),
+                    model_fields=self.default_model_fields(),
+                    key=jax.random.key(0),
+                    diverged=jnp.bool_(False),
                 )
 
         return self._cached("blank_state", build)
@@ -214,7 +236,7 @@ class Env:
         """Observation specs keyed and ordered like dm_control's."""
 
         def build():
-            shapes = jax.eval_shape(self.reset, jax.random.key(0)).observation
+            shapes = self._reset_shapes()[1]
             return collections.OrderedDict(
                 (k, specs.Array(v.shape, v.dtype, name=k)) for k, v in shapes.items()
             )

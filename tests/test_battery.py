@@ -127,6 +127,15 @@ def test_unknown_task_argument_is_refused(task):
         jaxcontrol.load(*task, time_limt=3.0)
 
 
+def test_blank_state_is_shaped_like_a_reset(env, rollout):
+    """`blank_state` skips tracing `reset`: its structure, shapes and dtypes must be one's."""
+    first = jax.tree.map(lambda x: x[0], rollout[0].replace(key=None))
+    blank = env.blank_state().replace(key=None)
+    assert jax.tree.structure(blank) == jax.tree.structure(first)
+    for ours, theirs in zip(jax.tree.leaves(blank), jax.tree.leaves(first)):
+        assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype)
+
+
 def test_observations_conform_to_spec(env, rollout):
     first, _, trajectory = rollout
     lanes = DISTINCT + TWINS
