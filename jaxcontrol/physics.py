@@ -27,6 +27,8 @@ import mujoco
 import numpy as np
 from mujoco import mjx
 
+from jaxcontrol.collision import ray_hfield
+
 Sync = Callable[["Physics"], mjx.Data]
 
 _XYZ = ("x", "y", "z")
@@ -533,9 +535,27 @@ def forward_after_kinematics(physics: Physics) -> mjx.Data:
 
 
 def forward(physics: Physics) -> mjx.Data:
-    """`mjx.forward`, honouring this environment's model fields."""
+    """`mjx.forward`, honouring this environment's model fields (and, unlike MJX,
+    with rangefinders that see height fields, as C MuJoCo's do)."""
     data = mjx.kinematics(physics.model, physics.data)
-    return forward_after_kinematics(dataclasses.replace(physics, data=data))
+    data = forward_after_kinematics(dataclasses.replace(physics, data=data))
+    return rangefinders_with_height_fields(dataclasses.replace(physics, data=data))
+
+
+def rangefinders_with_height_fields(physics: Physics) -> mjx.Data:
+    """`physics.data` with its rangefinders cast against height fields too.
+
+    MJX 3.17's ray casts skip height fields; C MuJoCo's do not (quadruped-escape's
+    terrain). Run after `sensor_pos`. A no-op for models without both.
+    """
+    mj_model = physics.mj_model
+    rangefinders = mj_model.sensor_type == mujoco.mjtSensor.mjSENS_RANGEFINDER
+    if not (mj_model.nhfield and np.any(rangefinders)):
+        return physics.data
+    data = physics.data
+    return data.replace(
+        sensordata=ray_hfield.rangefinder_with_hfields(physics.model, data, data.sensordata)
+    )
 
 
 _INTEGRATORS = {

@@ -24,7 +24,6 @@ from scipy import ndimage
 
 from jaxcontrol import mjcf, rewards
 from jaxcontrol import physics as physics_lib
-from jaxcontrol.collision import ray_hfield
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY
 from jaxcontrol.task import Task
@@ -272,11 +271,7 @@ def sync_sensors(physics: Physics) -> mjx.Data:
     model = physics.model
     data = mjx.com_pos(model, physics.data)
     data = mjx.sensor_pos(model, data)
-    if physics.mj_model.nhfield and np.any(
-        physics.mj_model.sensor_type == mujoco.mjtSensor.mjSENS_RANGEFINDER
-    ):
-        sensordata = ray_hfield.rangefinder_with_hfields(model, data, data.sensordata)
-        data = data.replace(sensordata=sensordata)
+    data = physics_lib.rangefinders_with_height_fields(dataclasses.replace(physics, data=data))
     data = mjx.com_vel(model, data)
     return mjx.sensor_vel(model, data)
 
