@@ -296,6 +296,11 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
     The model is ours (identical to dm_control's) with the start's model fields
     in place. Fields that MJX keeps static (e.g. `wrap_prm`) are compiled into
     the model, so states are grouped by their values of those fields.
+
+    Returns qpos, qvel and the observations: our task code reading stock MJX's
+    data after `mjx.kinematics` and the task's `sync` (`mj_step1`, as dm_control
+    ends a step). Where MJX's own contacts differ from C's (height fields: four
+    contacts a pair), contact forces and the sensors that read them differ too.
     """
     mj_model = compat.to_mjx_compatible(env.mj_model)
     dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
@@ -305,6 +310,7 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
         groups[b"".join(t.start.model_fields[n].tobytes() for n in static)].append(i)
     qpos = np.zeros((len(transitions), env.mj_model.nq))
     qvel = np.zeros((len(transitions), env.mj_model.nv))
+    observations: dict[str, np.ndarray] = {}
 
     blank = compat.put_data(mj_model, mujoco.MjData(mj_model))
 
@@ -324,7 +330,10 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
             data, _ = jax.lax.scan(
                 lambda d, _: (mjx.step(stepped, d), None), data, None, env.n_sub_steps
             )
-            return data.qpos, data.qvel
+            physics = Physics.create(stepped, mjx.kinematics(stepped, data), env.names)
+            physics = dataclasses.replace(physics, data=env.task.sync(physics))
+            variables = {k: jnp.asarray(v) for k, v in start.variables.items()}
+            return data.qpos, data.qvel, env.task.get_observation(physics, variables)
 
         return jax.jit(jax.vmap(run))
 
@@ -334,9 +343,12 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
             getattr(mj_model, name)[:] = first.model_fields[name]
         starts = _stack([transitions[i].start for i in indices])
         actions = _stack([transitions[i].action for i in indices])
-        q, v = stepper(compat.put_model(mj_model))(starts, actions)
+        q, v, obs = stepper(compat.put_model(mj_model))(starts, actions)
         qpos[indices], qvel[indices] = np.asarray(q), np.asarray(v)
-    return qpos, qvel
+        for key, value in obs.items():
+            observations.setdefault(key, np.zeros((len(transitions), *value.shape[1:])))
+            observations[key][indices] = np.asarray(value)
+    return qpos, qvel, observations
 
 
 class CpuPath:
@@ -423,8 +435,17 @@ class ParityReport:
 
     def tolerance(self) -> float:
         """The one-step target: 1e-9 in float64 (or 10x raw MJX's own error, if
-        larger); in float32, 1e-4 of each quantity's scale (`relative`)."""
+        larger); in float32, 1e-4 of each quantity's scale (`relative`).
+        An observation that raw MJX misses by more has its own (`misses`)."""
         return one_step_tolerance(self.dtype, self.raw)
+
+    def misses(self) -> dict[str, tuple[float, float]]:
+        """{"ours/KEY" or "cpu/KEY": (difference, tolerance)} over the tolerance."""
+        return {
+            f"{who}/{key}": miss
+            for who, differences in (("ours", self.ours), ("cpu", self.cpu))
+            for key, miss in one_step_misses(self.dtype, differences, self.raw).items()
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -462,16 +483,38 @@ def _to_numpy(state: State) -> State:
 ONE_STEP_TARGET = {"float64": 1e-9, "float32": 1e-4}  # float32: relative to scale
 
 
-def one_step_tolerance(dtype: str, raw: dict[str, float]) -> float:
+RAW_STATE_KEYS = ("qpos", "qvel")
+
+
+def one_step_tolerance(dtype: str, raw: dict[str, float], key: str | None = None) -> float:
     """The one-step target: `ONE_STEP_TARGET[dtype]` (float32's relative to each
     quantity's scale), or 10x raw MJX's own error against C MuJoCo on the same
-    states, whichever is larger.
+    states (its qpos and qvel), whichever is larger. For a quantity `key` that
+    raw MJX measured too (an observation), 10x raw MJX's error in that quantity
+    if larger still.
 
     Raw MJX's float32 error is its own along long chains: swimmer15's 15
     substeps of a 16-body chain put stock `mjx.step`'s velocities 3.6e-4 of
-    scale from C MuJoCo's, and ours exactly as far.
+    scale from C MuJoCo's, and ours exactly as far. Its contact forces differ
+    from C's where its contacts do (height fields), and so do force sensors.
     """
-    return max(ONE_STEP_TARGET[dtype], 10 * max(raw.values(), default=0.0))
+    state = max((raw[k] for k in RAW_STATE_KEYS if k in raw), default=0.0)
+    tolerance = max(ONE_STEP_TARGET[dtype], 10 * state)
+    if key is not None and key not in RAW_STATE_KEYS and key in raw:
+        tolerance = max(tolerance, 10 * raw[key])
+    return tolerance
+
+
+def one_step_misses(
+    dtype: str, differences: dict[str, float], raw: dict[str, float]
+) -> dict[str, tuple[float, float]]:
+    """{quantity: (difference, tolerance)} for each difference over its tolerance."""
+    misses = {}
+    for key, worst in differences.items():
+        tolerance = one_step_tolerance(dtype, raw, key)
+        if not worst <= tolerance:  # NaN misses too
+            misses[key] = (worst, tolerance)
+    return misses
 
 
 def _worst(a, b, relative: bool = False) -> float:
@@ -506,14 +549,7 @@ def step_parity(
         dm_first = _stack([transitions[i].start_observation[key] for i in resets])
         ours[f"reset_obs/{key}"] = _worst(first.observation[key][resets], dm_first, relative)
 
-    raw_report = {}
-    if raw:
-        raw_qpos, raw_qvel = raw_mjx_step_from(env, transitions)
-        raw_report = {
-            "qpos": _worst(raw_qpos, _stack([t.next_qpos for t in transitions]), relative),
-            "qvel": _worst(raw_qvel, _stack([t.next_qvel for t in transitions]), relative),
-        }
-
+    raw_report = raw_step_parity(env, transitions, relative) if raw else {}
     path = CpuPath(env)
     worst = collections.defaultdict(float)
     for t in transitions:
@@ -528,6 +564,20 @@ def step_parity(
         worst["qvel"] = max(worst["qvel"], _worst(path.data.qvel, t.next_qvel, relative))
     cpu = {k: worst[k] for k in ours if not k.startswith("reset_obs/")}
     return dict(ours), cpu, raw_report
+
+
+def raw_step_parity(env: Env, transitions: Sequence[Transition], relative: bool = False) -> dict:
+    """Stock `mjx.step`'s worst differences from dm_control after one step (qpos,
+    qvel and `obs/KEY`), as `step_parity` measures ours."""
+    raw_qpos, raw_qvel, raw_obs = raw_mjx_step_from(env, transitions)
+    dm_obs = _stack([t.observation for t in transitions])
+    report = {
+        "qpos": _worst(raw_qpos, _stack([t.next_qpos for t in transitions]), relative),
+        "qvel": _worst(raw_qvel, _stack([t.next_qvel for t in transitions]), relative),
+    }
+    for key in transitions[0].observation:
+        report[f"obs/{key}"] = _worst(raw_obs[key], dm_obs[key], relative)
+    return report
 
 
 def smooth_actions(spec, steps: int, amplitude: float = 1.0) -> np.ndarray:
