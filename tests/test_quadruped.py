@@ -41,7 +41,7 @@ def _close_reference_envs():
 
 
 def test_terrain_matches_dm_control():
-    env = jaxcontrol.Env("quadruped", "escape", quadruped.Escape())  # not registered yet
+    env = jaxcontrol.load("quadruped", "escape")
     physics = Physics.create(env.mjx_model, env._initial_data(), env.names)
     for seed in SEEDS[:2]:
         dm_env = equivalence.reference_for(env, seed)

@@ -264,7 +264,7 @@ def sync_sensors(physics: Physics) -> mjx.Data:
 
     Observations read the velocimeter and gyro (velocity stage: `com_pos`, `com_vel`,
     then `sensor_vel`), and the rangefinders (position stage), which MJX casts
-    against every geom type but height fields: `ray_hfield.rangefinder_with_hfields`
+    against every geom type but height fields: `physics.rangefinders_with_height_fields`
     adds the terrain. The accelerometer and the toes' force and torque sensors
     (acceleration stage) keep the last substep's values, as dm_control's do.
     """
@@ -438,5 +438,5 @@ REGISTRY.add(
     "run",
     Move(desired_speed=_RUN_SPEED, floor_size=_DEFAULT_TIME_LIMIT * _RUN_SPEED),
 )
-# escape registers once its one-step parity is understood and its tests fit CI (NOTES.md).
+REGISTRY.add("quadruped", "escape", Escape())
 REGISTRY.add("quadruped", "fetch", Fetch())
