@@ -14,6 +14,7 @@ import pytest
 
 import jaxcontrol
 from jaxcontrol import equivalence
+from jaxcontrol.registry import REGISTRY
 from jaxcontrol.render import cpu, gl
 
 needs_gl = pytest.mark.skipif(
@@ -114,6 +115,30 @@ def test_mirror_state_renders_the_same():
         assert _difference(env.render(batch, 120, 160, "fixed", index=1), theirs) == 0.0
         compiled = state.replace(model_fields=env.default_model_fields())
         assert _difference(env.render(compiled, 120, 160, "fixed"), theirs) > 0  # target moved
+
+
+@needs_gl
+@pytest.mark.float64
+def test_each_episodes_height_field_is_drawn():
+    """Tasks that write `hfield_data` at reset (quadruped-escape's terrain): one renderer
+    draws each episode's own terrain, as dm_control's, though GL keeps an uploaded copy."""
+    tasks = [
+        t
+        for t in jaxcontrol.ALL_TASKS
+        if "hfield_data" in REGISTRY.prototype(*t).episode_model_fields
+    ]
+    assert tasks, "no task writes a height field at reset"
+    with equivalence.precision(True):
+        for task in tasks:
+            env = jaxcontrol.load(*task)
+            images = []
+            for seed in (0, 1):
+                dm_env = next(_dm_states(task, n=1, seed=seed))
+                state = _state_like_mirror(env, equivalence.DmState.capture(env, dm_env))
+                images.append(env.render(state, 96, 128, 0))
+                assert _difference(images[-1], dm_env.physics.render(96, 128, camera_id=0)) == 0
+                dm_env.close()
+            assert _difference(*images) > 0, f"{task}: both episodes drew the same terrain"
 
 
 def test_bad_arguments_name_the_choices():
