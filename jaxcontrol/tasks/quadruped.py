@@ -303,6 +303,9 @@ class Move(_Quadruped):
 
     desired_speed: float
     floor_size: float
+    # Measured (PARITY.md): stock MJX stays within 9.2e-15 of C MuJoCo over a whole
+    # float64 episode on the flat floor, with the toes in contact at every step.
+    episode_parity: ClassVar[str] = "exact"
 
     def make_model(self):
         return mjcf.quadruped.make_model(floor_size=self.floor_size)
