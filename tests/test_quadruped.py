@@ -16,6 +16,7 @@ import pytest
 import jaxcontrol
 from jaxcontrol import equivalence
 from jaxcontrol.physics import Physics
+from jaxcontrol.render import gl
 from jaxcontrol.tasks import quadruped
 
 SEEDS = (0, 1, 2, 3)
@@ -52,6 +53,13 @@ def test_terrain_matches_dm_control():
         with equivalence.precision(True):
             ours = quadruped.terrain_from_bumps(physics, jnp.asarray(bumps, jnp.float64))
             np.testing.assert_allclose(np.asarray(ours), dm.model.hfield_data, rtol=0, atol=1e-14)
+
+
+def test_escape_reference_says_it_needs_opengl(monkeypatch):
+    """dm_control's escape fails at reset without OpenGL; ours says so when it is made."""
+    monkeypatch.setattr(gl, "unavailable_reason", lambda: "no libOSMesa; install libosmesa6")
+    with pytest.raises(gl.RenderingUnavailable, match="escape needs OpenGL.*libosmesa6"):
+        equivalence.reference_env("quadruped", "escape", seed=0)
 
 
 @pytest.mark.parametrize("task_name", ["walk", "fetch"])

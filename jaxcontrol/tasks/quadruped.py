@@ -26,6 +26,7 @@ from jaxcontrol import mjcf, rewards
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY
+from jaxcontrol.render import gl
 from jaxcontrol.task import Task
 
 _DEFAULT_TIME_LIMIT = 20
@@ -338,6 +339,16 @@ class Escape(_Quadruped):
 
     def make_model(self):
         return mjcf.quadruped.make_model(floor_size=40, terrain=True, rangefinders=True)
+
+    def reference_environment(self, load, domain, name, seed, **kwargs):
+        """dm_control's escape, which needs OpenGL: its reset uploads the new terrain to
+        a rendering context (created then if none exists), rendered or not."""
+        reason = gl.unavailable_reason()
+        if reason is not None:
+            raise gl.RenderingUnavailable(
+                f"dm_control's quadruped-escape needs OpenGL at every reset: {reason}"
+            )
+        return super().reference_environment(load, domain, name, seed, **kwargs)
 
     def initialize_episode(self, physics, key):
         terrain_key, orientation_key = jax.random.split(key)
