@@ -119,17 +119,6 @@ def one_step(env: Env, x64: bool, n_states: int = N_STATES, seed: int = 0) -> di
         "cpu": cpu,
         "raw": raw,
         "tolerance": equivalence.one_step_tolerance(dtype, raw),
-        # Observations raw MJX itself misses by more than the tolerance allows.
-        "tolerances": {
-            key: t
-            for key in ours
-            if (t := equivalence.one_step_tolerance(dtype, raw, key))
-            > equivalence.one_step_tolerance(dtype, raw)
-        },
-        "misses": {
-            who: {k: worst for k, (worst, _) in equivalence.one_step_misses(dtype, d, raw).items()}
-            for who, d in (("ours", ours), ("cpu", cpu))
-        },
         "worst_ours": max(ours.values()),
         "worst_cpu": max(cpu.values()),
         "worst_raw": max((raw[k] for k in equivalence.RAW_STATE_KEYS if k in raw), default=None),
@@ -584,16 +573,23 @@ def write_record(directory: str | pathlib.Path, record: dict[str, Any]) -> pathl
 
 
 def one_step_misses(piece: dict) -> list[tuple[str, str, float, float]]:
-    """(who, quantity, difference, tolerance) over a one-step piece's tolerances: the
-    piece's own `tolerances` for observations that raw MJX misses too, else its
-    `tolerance` (records from before `tolerances` existed use it throughout)."""
-    tolerances = piece.get("tolerances", {})
+    """(who, quantity, difference, tolerance) over a one-step piece's tolerances, as
+    `equivalence.one_step_misses` sets them from the piece's raw MJX figures."""
     return [
         (who, key, worst, tolerance)
         for who in ("ours", "cpu")
-        for key, worst in piece[who].items()
-        if not worst <= (tolerance := tolerances.get(key, piece["tolerance"]))
+        for key, (worst, tolerance) in equivalence.one_step_misses(
+            piece["dtype"], piece[who], piece["raw"]
+        ).items()
     ]
+
+
+def _own_tolerances(piece: dict) -> str:
+    """The observations held to raw MJX's own (larger) error, e.g. "; obs/force_torque 2.0e+00"."""
+    dtype, raw = piece["dtype"], piece["raw"]
+    floor = equivalence.one_step_tolerance(dtype, raw)
+    own = {k: equivalence.one_step_tolerance(dtype, raw, k) for k in raw}
+    return "".join(f"; {key} {_e(t)}" for key, t in sorted(own.items()) if t > floor)
 
 
 def _one_step_cell(piece: dict) -> str:
@@ -603,12 +599,6 @@ def _one_step_cell(piece: dict) -> str:
         f"{_e(piece.get('worst_ours'))} / {_e(piece.get('worst_cpu'))} / "
         f"{_e(piece.get('worst_raw'))} ({_e(piece.get('tolerance'))}{_own_tolerances(piece)})"
     )
-
-
-def _own_tolerances(piece: dict) -> str:
-    """The observations held to raw MJX's own (larger) error, e.g. "; obs/force_torque 2.0e+00"."""
-    own = piece.get("tolerances") or {}
-    return "".join(f"; {key} {_e(t)}" for key, t in sorted(own.items()))
 
 
 def _e(value) -> str:

@@ -70,10 +70,10 @@ def test_raw_mjx_own_error_sets_an_observation_tolerance():
     differences = {"obs/force": 2.9, "obs/speed": 3e-9, "qpos": float("nan")}
     misses = equivalence.one_step_misses("float64", differences, raw)
     assert set(misses) == {"obs/speed", "qpos"} and misses["obs/speed"] == (3e-9, 2e-9)
-    piece = {"tolerance": 2e-9, "tolerances": {"obs/force": 3.0}}
+    piece = {"dtype": "float64", "raw": raw}
     piece |= {"ours": {"obs/force": 2.9, "qvel": 1e-9}, "cpu": {"obs/force": 1e-12}}
     assert parity.one_step_misses(piece) == []
-    del piece["tolerances"]  # a record from before per-observation tolerances
+    piece["raw"] = {"qpos": 1e-12, "qvel": 2e-10}  # a record from before raw observations
     assert parity.one_step_misses(piece) == [("ours", "obs/force", 2.9, 2e-9)]
 
 
