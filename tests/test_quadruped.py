@@ -45,10 +45,7 @@ def test_terrain_matches_dm_control():
     env = jaxcontrol.load("quadruped", "escape")
     physics = Physics.create(env.mjx_model, env._initial_data(), env.names)
     for seed in SEEDS[:2]:
-        dm_env = equivalence.reference_for(env, seed)
-        dm_env.reset()
-        _ALIVE.append(dm_env)
-        dm = dm_env.physics
+        dm = _dm_reset("escape", seed)
         bumps = np.random.RandomState(seed).uniform(0.15, 1, (30, 30))
         with equivalence.precision(True):
             ours = quadruped.terrain_from_bumps(physics, jnp.asarray(bumps, jnp.float64))

@@ -94,19 +94,19 @@ class CpuRenderer:
         self._model = copy.copy(model)  # written per state; the Env's stays pristine
         self._data = mujoco.MjData(self._model)
         self._written: set[str] = set()
+        self._uploaded_hfield = self._model.hfield_data.copy()  # what GL holds
         self._renderer = mujoco.Renderer(self._model, height, width)
         # dm_control's scene options: MuJoCo's defaults without rangefinder rays.
         self._scene_option = mujoco.MjvOption()
         self._scene_option.flags[mujoco.mjtVisFlag.mjVIS_RANGEFINDER] = False
 
     def _set(self, qpos, qvel, act, model_fields) -> None:
-        restored = self._written - set(model_fields)
-        for name in restored:  # undo what an earlier state changed
+        for name in self._written - set(model_fields):  # undo what an earlier state changed
             getattr(self._model, name)[...] = getattr(self.env.mj_model, name)
         for name, value in model_fields.items():
             getattr(self._model, name)[...] = value
         self._written = set(model_fields)
-        if "hfield_data" in restored | self._written:
+        if not np.array_equal(self._model.hfield_data, self._uploaded_hfield):
             self._upload_height_fields()
         self._data.qpos[:], self._data.qvel[:] = qpos, qvel
         if self._model.na:
@@ -119,6 +119,7 @@ class CpuRenderer:
         self._renderer._gl_context.make_current()
         for hfield in range(self._model.nhfield):
             mujoco.mjr_uploadHField(self._model, self._renderer._mjr_context, hfield)
+        self._uploaded_hfield = self._model.hfield_data.copy()
 
     def render(
         self,
