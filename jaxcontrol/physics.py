@@ -606,13 +606,14 @@ def forward_without_actuation(physics: Physics) -> mjx.Data:
     return forward(dataclasses.replace(physics, model=quiet))
 
 
-def contact_count(physics: Physics) -> jax.Array:
+def contact_count(physics: Physics, slack: float = 0.0) -> jax.Array:
     """C MuJoCo's `ncon` for the current kinematics: contacts within their margin.
 
     dm_control's rejection samplers test `physics.data.ncon > 0` after a forward
     pass. C adds a contact when a pair is closer than its margin, so this
-    counts MJX's candidate contacts with `dist < margin`. With contacts or
-    constraints disabled C detects no contacts at all, and this is 0.
+    counts MJX's candidate contacts with `dist < margin - slack` (C's rule at
+    the default `slack` of 0). With contacts or constraints disabled C detects
+    no contacts at all, and this is 0.
     """
     model, data = physics.model, physics.data
     disabled = mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
@@ -623,7 +624,7 @@ def contact_count(physics: Physics) -> jax.Array:
     data = mjx.collision(model, data)
     contact = data._impl.contact
     margin = model.geom_margin[contact.geom1] + model.geom_margin[contact.geom2]
-    return jnp.sum(contact.dist < margin).astype(jnp.int32)
+    return jnp.sum(contact.dist < margin - slack).astype(jnp.int32)
 
 
 def is_finite(data: mjx.Data) -> jax.Array:

@@ -45,6 +45,11 @@ _TERRAIN_BUMP_SCALE = 2  # Spatial scale of terrain bumps (in meters).
 _TOES = ["toe_front_left", "toe_back_left", "toe_back_right", "toe_front_right"]
 _MAX_HEIGHT_ATTEMPTS = 10000
 _HEIGHT_STEP = 0.01  # (Meters) the search's increment
+# A contact counts in the search only when it penetrates deeper than this many rounding
+# units (machine epsilons of a one-metre length). fetch's upright start puts four toes on
+# the floor exactly at the grid height 0.52 m; float64 lands 2e-16 above it as C does,
+# float32's 52 additions of 0.01 land 1.4e-7 below it and would take one more step.
+_HEIGHT_ROUNDING_EPS = 64
 
 
 # ----- dm_control's quadruped.Physics ---------------------------------------------------------
@@ -159,8 +164,11 @@ def find_non_contacting_height(
 
     The torso is placed at (x_pos, y_pos, z) in `orientation`, z = 0, 0.01, 0.02, ...
     accumulated by repeated addition as dm_control's float does, until C's `ncon`
-    (`contact_count`) is 0. dm_control raises after 10,000 heights (100 m); here the
-    loop stops there and keeps the last one.
+    (`contact_count`) is 0. A contact shallower than the height's own rounding
+    (`_HEIGHT_ROUNDING_EPS` epsilons of the dtype: 7.6e-6 m in float32, 1.4e-14 m in
+    float64) does not count, so that a boundary on the grid resolves in float32 as
+    dm_control's float64 resolves it. dm_control raises after 10,000 heights
+    (100 m); here the loop stops there and keeps the last one.
 
     Returns:
       The physics with that root pose and the kinematics of it.
@@ -168,6 +176,7 @@ def find_non_contacting_height(
     adr = int(physics.mj_model.jnt_qposadr[physics.names.rows("joint")["root"]])
     dtype = physics.data.qpos.dtype
     orientation = jnp.asarray(orientation, dtype)
+    slack = _HEIGHT_ROUNDING_EPS * float(jnp.finfo(dtype).eps)
 
     def place(z):
         root = jnp.concatenate([jnp.stack([x_pos, y_pos, z]).astype(dtype), orientation])
@@ -180,7 +189,7 @@ def find_non_contacting_height(
     def attempt(carry):
         z, count, _, _ = carry
         placed = place(z)
-        ncon = physics_lib.contact_count(placed)
+        ncon = physics_lib.contact_count(placed, slack)
         return z + jnp.asarray(_HEIGHT_STEP, dtype), count + 1, ncon, placed.data
 
     def again(carry):
