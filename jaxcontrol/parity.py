@@ -136,13 +136,17 @@ def episode(env: Env) -> dict[str, Any]:
 
 
 def resets(env: Env, seed: int = 3) -> dict[str, Any]:
-    """KS p-values of our reset distribution against dm_control's, per coordinate."""
+    """KS p-values of our reset distribution against dm_control's, per coordinate.
+
+    Per quantity: the smallest p over its non-constant columns and how many there
+    were. Per-episode model fields are tested family-wise (`reset_pvalues`).
+    """
     from scipy import stats
 
     keys = jax.random.split(jax.random.key(11), RESETS_OURS)
     ours = equivalence.reset_samples(equivalence.batched_reset(env, keys))
     ref = equivalence.reference_resets(env, RESETS_REFERENCE, seed)
-    pvalues, constant_mismatch = {}, []
+    pvalues, columns, constant_mismatch = {}, {}, []
     for name in ref:
         a = ours[name].reshape(RESETS_OURS, -1)
         b = ref[name].reshape(RESETS_REFERENCE, -1)
@@ -155,11 +159,30 @@ def resets(env: Env, seed: int = 3) -> dict[str, Any]:
                 continue
             column_p.append(float(stats.ks_2samp(x, y).pvalue))
         pvalues[name] = min(column_p, default=1.0)
+        columns[name] = len(column_p)
     return {
         "samples": [RESETS_OURS, RESETS_REFERENCE],
         "names_match": sorted(ours) == sorted(ref),
         "min_pvalue": pvalues,
+        "columns": columns,
+        "family_wise": sorted(set(ref) & set(env.default_model_fields())),
         "constant_mismatch": constant_mismatch,
+    }
+
+
+def reset_pvalues(piece: dict[str, Any]) -> dict[str, float]:
+    """Each reset quantity's p-value, to be held to `KS_THRESHOLD`.
+
+    A state coordinate or task variable is held to the threshold one column at a
+    time, as the issue states it. A per-episode model field is one quantity of many
+    correlated columns (escape's terrain has 40,401): it is held to the threshold
+    family-wise, its smallest p times its column count (Bonferroni), since the
+    smallest of 40,401 p-values under equal distributions is about 2.5e-5.
+    """
+    family = set(piece.get("family_wise", ()))  # records before session 14 lack it
+    return {
+        name: min(1.0, p * piece["columns"][name]) if name in family else p
+        for name, p in piece["min_pvalue"].items()
     }
 
 
@@ -511,7 +534,7 @@ def missed_targets(
     if rs:
         if not rs["names_match"]:
             missed.append("reset quantities differ from dm_control's")
-        low = {k: p for k, p in rs["min_pvalue"].items() if p <= KS_THRESHOLD}
+        low = {k: p for k, p in reset_pvalues(rs).items() if p <= KS_THRESHOLD}
         if low:
             missed.append(f"reset KS p <= {KS_THRESHOLD}: {low}")
         if rs["constant_mismatch"]:
@@ -636,7 +659,7 @@ def render(records: list[dict[str, Any]]) -> str:
             if ep
             else "—"
         )
-        ks = f"{min(rs['min_pvalue'].values(), default=1.0):.3f}" if rs else "—"
+        ks = f"{min(reset_pvalues(rs).values(), default=1.0):.3f}" if rs else "—"
         zs = " / ".join(f"{abs(rt[p]['z']):.2f}" for p in POLICIES) if rt else "—"
         soak_cell = f"{sk['nonfinite']} in {sk['steps']:.0e}" if sk else "—"
         registered = r["task"] in {f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS}
@@ -678,7 +701,9 @@ def render(records: list[dict[str, Any]]) -> str:
         (
             f"- **Resets**: two-sample KS tests per state coordinate and per-episode quantity, "
             f"{RESETS_OURS} of our resets against {RESETS_REFERENCE} of dm_control's; target p > "
-            f"{KS_THRESHOLD:g}."
+            f"{KS_THRESHOLD:g} for every coordinate of the state and of the task's variables; a "
+            f"per-episode model field (escape's terrain: 40,401 columns) is held to it "
+            f"family-wise (its smallest p times its column count)."
         ),
         (
             f"- **Returns**: {RETURN_EPISODES} episodes per side, each from its own resets, under "
