@@ -279,15 +279,25 @@ def reset_samples(states: State) -> dict[str, np.ndarray]:
 # ----- the three engines ---------------------------------------------------------------
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def _inject_and_step(env: Env, start: DmState, action: jax.Array) -> tuple[State, State]:
+    first = inject(env, start)
+    return first, env.step(first, action)
+
+
 def mjx_step_from(env: Env, transitions: Sequence[Transition]) -> tuple[State, State]:
     """Ours: each start state injected (as `mirror` does), then stepped with its action.
 
-    Returns the injected (FIRST) states and the stepped ones, batched.
+    One state at a time, through one compiled program per Env: tracing MJX
+    unbatched costs about 40% less than under `vmap` (humanoid's and quadruped's
+    steps; BENCHMARKS.md, "Test time"), and a few dozen single steps run in
+    milliseconds. The default tier's rollouts run `vmap(env.step)`.
+
+    Returns the injected (FIRST) states and the stepped ones, stacked.
     """
     dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
-    starts = batched_inject(env, _stack([t.start for t in transitions]))
-    actions = jnp.asarray(_stack([t.action for t in transitions]), dtype)
-    return starts, batched_step(env, starts, actions)
+    pairs = [_inject_and_step(env, t.start, jnp.asarray(t.action, dtype)) for t in transitions]
+    return tuple(jax.tree.map(lambda *xs: jnp.stack(xs), *states) for states in zip(*pairs))
 
 
 def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
