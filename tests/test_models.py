@@ -25,6 +25,7 @@ CASES = [
     ("walker", {}),
     ("hopper", {}),
     ("humanoid", {}),
+    ("humanoid_CMU", {}),
     ("finger", {}),
     ("reacher", {}),
     ("ball_in_cup", {}),
