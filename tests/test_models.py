@@ -22,6 +22,12 @@ CASES = [
     ("cartpole", {"num_poles": 2}),
     ("cartpole", {"num_poles": 3}),
     ("cheetah", {}),
+    # dog's per-task floors: stand and walk, trot, run; fetch's ball; dm_control's defaults.
+    ("dog", {"floor_size": 15}),
+    ("dog", {"floor_size": 45}),
+    ("dog", {"floor_size": 135}),
+    ("dog", {"remove_ball": False}),
+    ("dog", {}),
     ("walker", {}),
     ("hopper", {}),
     ("humanoid", {}),
@@ -130,6 +136,12 @@ def test_stacker_rejects_box_counts_beyond_its_four_boxes(n_boxes):
 def test_lqr_rejects_what_dm_control_rejects(n_bodies, n_actuators, match):
     with pytest.raises(ValueError, match=match):
         mjcf.lqr.make_model(n_bodies, n_actuators)
+
+
+def test_dog_says_what_to_install_without_dm_controls_assets(monkeypatch):
+    monkeypatch.setattr(mjcf.dog.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match=r"pip install 'jaxcontrol\[dog\]'"):
+        mjcf.dog.make_model()
 
 
 def test_compare_detects_mass_damping_and_option():
