@@ -3,6 +3,7 @@
     jaxcontrol train --env cartpole-balance --agent ppo --steps 2000000 --seed 0 --out runs/a
     jaxcontrol train ... --out runs/a --resume      # continue from the latest checkpoint
     jaxcontrol train --env walker-walk --agent sac --action-repeat 2 ...
+    jaxcontrol train --env cartpole-balance --agent d4pg --pixels ...   # 3 stacked 84x84 frames
     jaxcontrol evaluate runs/a --episodes 100       # re-evaluate into runs/a/eval.json
 
 Bad arguments give one line ``error: ...`` on stderr and exit status 2,
@@ -38,6 +39,12 @@ class UsageError(Exception):
 
 INT_MAX = 2**31 - 1  # JAX's default integers are 32-bit
 MAX_ACTION_REPEAT = 1000  # a suite episode's length in control steps
+# --pixels: the suite paper's pixel setting (84x84 from camera 0, 3 stacked frames), for the
+# agents with a pixel encoder; a replay row of two uint8 84x84x9 stacks is 127 kB, so the
+# replay holds 50k transitions (6.4 GB) unless --set replay_capacity says otherwise.
+PIXEL_AGENTS = ("d4pg", "sac")
+PIXEL_FRAMES = 3
+PIXEL_DEFAULTS = {"replay_capacity": 50_000}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -131,8 +138,8 @@ def _convert(field: dataclasses.Field, text: str) -> Any:
     return value
 
 
-def build_config(agent: str, steps: int, overrides: list[str]):
-    """The agent's config with ``total_env_steps`` and ``name=value`` overrides.
+def build_config(agent: str, steps: int, overrides: list[str], defaults: dict | None = None):
+    """The agent's config with ``total_env_steps``, then ``defaults``, then ``name=value`` overrides.
 
     Raises:
       UsageError: for an unknown field, a bad value or a failed validation.
@@ -141,7 +148,7 @@ def build_config(agent: str, steps: int, overrides: list[str]):
 
     config_cls = get_agent(agent).config_cls
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
-    values: dict[str, Any] = {"total_env_steps": steps}
+    values: dict[str, Any] = {"total_env_steps": steps, **(defaults or {})}
     for item in overrides:
         name, sep, text = item.partition("=")
         if not sep:
@@ -203,6 +210,13 @@ def _train_parser() -> _Parser:
         metavar="K",
         help="repeat each action K control steps (jaxcontrol.wrappers.ActionRepeat); "
         "--steps then counts the learner's steps, each K control steps",
+    )
+    p.add_argument(
+        "--pixels",
+        action="store_true",
+        help="learn from pixels: 84x84 images of camera 0, 3 frames stacked, through a "
+        f"convolutional encoder ({', '.join(PIXEL_AGENTS)}); the replay then defaults to "
+        f"{PIXEL_DEFAULTS['replay_capacity']} transitions",
     )
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument(
@@ -267,11 +281,17 @@ def train_main(argv: list[str]) -> int:
             from jaxcontrol.registry import unknown_name  # pylint: disable=import-outside-toplevel
 
             raise UsageError(str(unknown_name("agent", args.agent, AGENTS)))
+        if args.pixels and args.agent not in PIXEL_AGENTS:
+            raise UsageError(
+                f"--pixels: {args.agent} learns from state observations only; "
+                f"the agents that learn from pixels are {', '.join(PIXEL_AGENTS)}"
+            )
         _check_distributed(args)
         domain, task = _parse_env(args.env)
         if args.video:
             _check_video()
-        config = build_config(args.agent, args.steps, args.set)
+        defaults = PIXEL_DEFAULTS if args.pixels else None
+        config = build_config(args.agent, args.steps, args.set, defaults)
         run_info = {
             "env": args.env,
             "action_repeat": args.action_repeat,
@@ -279,6 +299,8 @@ def train_main(argv: list[str]) -> int:
             "seed": args.seed,
             "config": _config_dict(config),
         }
+        if args.pixels:  # absent for state runs, as in runs from before --pixels
+            run_info["pixels"] = True
         run_json = os.path.join(args.out, "run.json")
         if args.resume:
             diffs = _differences(_read_run_json(args.out), run_info)
@@ -299,7 +321,7 @@ def train_main(argv: list[str]) -> int:
                     process_id=args.process_id,
                 )
             mesh = _make_mesh(args.devices)
-            env = make_env(domain, task, args.action_repeat)
+            env = make_env(domain, task, args.action_repeat, args.pixels)
             learner = get_agent(args.agent).make_learner(config, env, mesh=mesh)
         except (UsageError, ValueError):
             if created:
@@ -329,7 +351,7 @@ def train_main(argv: list[str]) -> int:
             env, learner, learner.policy_params(state), args.seed, args.eval_episodes
         )
         if _is_main_process():
-            _write_eval(args.out, result, meta, domain, task, args.action_repeat)
+            _write_eval(args.out, result, meta, domain, task, args.action_repeat, args.pixels)
             if args.video:
                 _write_video(args.out, env, learner, learner.policy_params(state), args.seed)
     except run_lib.Stopped as e:
@@ -348,15 +370,21 @@ def train_main(argv: list[str]) -> int:
     return 0
 
 
-def make_env(domain: str, task: str, action_repeat: int = 1):
-    """The environment a run trains on: the task, under ``ActionRepeat`` when k > 1."""
+def make_env(domain: str, task: str, action_repeat: int = 1, pixels: bool = False):
+    """The environment a run trains on.
+
+    The task, under ``ActionRepeat`` when k > 1; with ``pixels``, observed as the
+    suite paper's 84x84 images of camera 0, the last ``PIXEL_FRAMES`` stacked:
+    ``FrameStack(Pixels(...))``, uint8 (84, 84, 9), rendered once per (repeated) step.
+    """
     import jaxcontrol  # pylint: disable=import-outside-toplevel
+    from jaxcontrol import wrappers  # pylint: disable=import-outside-toplevel
 
     env = jaxcontrol.load(domain, task)
     if action_repeat > 1:
-        from jaxcontrol.wrappers import ActionRepeat  # pylint: disable=import-outside-toplevel
-
-        env = ActionRepeat(env, action_repeat)
+        env = wrappers.ActionRepeat(env, action_repeat)
+    if pixels:
+        env = wrappers.FrameStack(wrappers.Pixels(env), PIXEL_FRAMES)
     return env
 
 
@@ -439,8 +467,10 @@ def _config_dict(config) -> dict:
 
 def _differences(saved: dict, current: dict) -> list[str]:
     diffs = []
-    saved = {"action_repeat": 1, **saved}  # runs from before --action-repeat
-    for key in ("env", "action_repeat", "agent", "seed"):
+    # Runs from before --action-repeat and --pixels; state runs leave "pixels" out.
+    saved = {"action_repeat": 1, "pixels": False, **saved}
+    current = {"pixels": False, **current}
+    for key in ("env", "action_repeat", "pixels", "agent", "seed"):
         if saved.get(key) != current[key]:
             diffs.append(f"{key} {saved.get(key)!r} != {current[key]!r}")
     old, new = saved.get("config"), current["config"]
@@ -466,7 +496,13 @@ def _print_published(domain: str, task: str) -> None:
 
 
 def _write_eval(
-    run_dir: str, result: dict, meta: dict, domain: str, task: str, action_repeat: int
+    run_dir: str,
+    result: dict,
+    meta: dict,
+    domain: str,
+    task: str,
+    action_repeat: int,
+    pixels: bool = False,
 ) -> None:
     from jaxcontrol import baselines  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
@@ -483,6 +519,7 @@ def _write_eval(
         "env": f"{domain}-{task}",
         # env_steps count the learner's steps; each is this many control steps of the task.
         "action_repeat": action_repeat,
+        "pixels": pixels,
         # The suite report's mean and standard error over seeds, same protocol (None if the
         # task was not among its benchmarks).
         "published": baselines.reference(domain, task),
@@ -501,6 +538,14 @@ def action_repeat(info: dict) -> int:
     return k
 
 
+def pixels(info: dict) -> bool:
+    """Whether a run learns from pixels (False for runs without the key)."""
+    value = info.get("pixels", False)
+    if not isinstance(value, bool):
+        raise UsageError(f"run.json: pixels must be true or false, got {value!r}")
+    return value
+
+
 def read_run(run_dir: str) -> tuple[dict, str, str, Any]:
     """A run directory's run.json: (info, domain, task, config).
 
@@ -513,6 +558,7 @@ def read_run(run_dir: str) -> tuple[dict, str, str, Any]:
     info = _read_run_json(run_dir)
     domain, task = _parse_env(str(info.get("env")))
     action_repeat(info)
+    pixels(info)
     from jaxcontrol.agents.common.config import config_from_dict  # pylint: disable=import-outside-toplevel
 
     try:
@@ -535,7 +581,7 @@ def restore_policy(run_dir: str, info: dict, domain: str, task: str, config, pro
     from jaxcontrol.agents.common import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
 
-    env = make_env(domain, task, action_repeat(info))
+    env = make_env(domain, task, action_repeat(info), pixels(info))
     learner = get_agent(info["agent"]).make_learner(config, env)
     train_key, _ = run_lib.split_run_key(info["seed"])
     directory = os.path.join(run_dir, "checkpoints")
@@ -579,7 +625,7 @@ def evaluate_main(argv: list[str]) -> int:
     if step is None:
         return _fail(f"no intact checkpoint in {os.path.join(args.dir, 'checkpoints')!r}", status=1)
     result = run_lib.evaluate_policy(env, learner, params, info["seed"], args.episodes)
-    _write_eval(args.dir, result, meta, domain, task, action_repeat(info))
+    _write_eval(args.dir, result, meta, domain, task, action_repeat(info), pixels(info))
     print(
         f"eval: mean_return {result['mean_return']:.1f} +- {result['stderr']:.1f} "
         f"over {result['episodes']} episodes (checkpoint {step}, "

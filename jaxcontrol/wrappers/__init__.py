@@ -15,6 +15,7 @@ from jaxcontrol.wrappers.dm_env_adapter import DmEnv
 from jaxcontrol.wrappers.domain_randomization import DomainRandomization, ModelFields
 from jaxcontrol.wrappers.episode_statistics import RecordEpisodeStatistics
 from jaxcontrol.wrappers.flatten import FlattenObservation
+from jaxcontrol.wrappers.frame_stack import FrameStack
 from jaxcontrol.wrappers.observables import AGGREGATORS, GaussianNoise, Observable, Observables
 from jaxcontrol.wrappers.pixels import Pixels
 
@@ -27,6 +28,7 @@ __all__ = [
     "DomainRandomization",
     "EnvLike",
     "FlattenObservation",
+    "FrameStack",
     "GaussianNoise",
     "GymnasiumEnv",
     "GymnasiumVectorEnv",

@@ -38,3 +38,29 @@ class MLP(nn.Module):
                 else:
                     x = self.activation(x)
         return x
+
+
+class PixelEncoder(nn.Module):
+    """The suite paper's encoder of stacked frames, shared by an actor and its critic.
+
+    uint8 pixels [..., H, W, C] are scaled to [0, 1], then: a 3x3 convolution
+    with ``channels`` outputs and stride 2, ELU, a 3x3 convolution with stride 1,
+    ELU (both unpadded), flattened, a Dense of ``features`` units, LayerNorm and
+    tanh. 84x84x9 inputs give 41x41 and 39x39 maps.
+
+    Attributes:
+      channels: output channels of both convolutions (paper: 32).
+      features: width of the output (paper: 50).
+    """
+
+    channels: int = 32
+    features: int = 50
+
+    @nn.compact
+    def __call__(self, pixels: jax.Array) -> jax.Array:
+        batch = pixels.shape[:-3]
+        x = pixels.reshape(-1, *pixels.shape[-3:]).astype(jnp.float32) / 255.0
+        x = nn.elu(nn.Conv(self.channels, (3, 3), strides=(2, 2), padding="VALID")(x))
+        x = nn.elu(nn.Conv(self.channels, (3, 3), strides=(1, 1), padding="VALID")(x))
+        x = nn.Dense(self.features)(x.reshape(x.shape[0], -1))
+        return jnp.tanh(nn.LayerNorm()(x)).reshape(*batch, self.features)

@@ -13,15 +13,24 @@ A replay row holds one transition per environment:
 ``done`` [E] (episode ended on this transition) and ``next_obs`` [E, D], the
 observation the transition really ended in (the AutoReset wrapper's
 ``final_observation``), so time-limit ends bootstrap correctly.
+
+Pixels. When the observation is one uint8 image (``Pixels``, ``FrameStack``;
+see ``observations.is_image``) the replay keeps ``obs`` and ``next_obs`` as
+uint8 [E, H, W, C], and the algorithm gets a ``PixelEncoder`` (the suite
+paper's): ``params["encoder"]``, shared by actor and critic, with a target
+copy. The critic's loss trains it; the actor reads its features through
+``stop_gradient``, so the actor's loss never does.
 """
 
 from __future__ import annotations
 
 import abc
 import functools
+import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import flax.linen as nn
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -32,6 +41,7 @@ from jaxcontrol.agents.common import replay as replay_lib
 from jaxcontrol.agents.common import sharding
 from jaxcontrol.agents.common.config import OffPolicyConfig
 from jaxcontrol.agents.common.learner import Learner, chunked, chunks_for
+from jaxcontrol.agents.common.networks import PixelEncoder
 from jaxcontrol.agents.common.returns import n_step_return
 from jaxcontrol.agents.common.running_stats import Normalizer, RunningStats
 from jaxcontrol.agents.common.venv import TrainingEnv, training_env
@@ -42,22 +52,45 @@ Batch = dict[str, jax.Array]
 class Algorithm(abc.ABC):
     """What an off-policy algorithm supplies to the skeleton (SAC and D4PG subclass it).
 
-    Observations reaching these methods are flat and already normalised.
+    Observations reach ``update`` as the replay holds them (flat and normalised,
+    or uint8 pixels); ``explore`` and ``act`` get their features (``encode``).
 
     Attributes:
       target_names: the ``params`` entries that have target copies.
       target_period: learner steps between target updates.
       target_tau: how far each target update moves the targets towards the
         online parameters (1: a hard copy).
+      encoder_net: the pixel encoder under actor and critic (its parameters
+        are ``params["encoder"]``), or None for flat observations.
     """
 
     target_names: tuple[str, ...] = ()
     target_period: int = 1
     target_tau: float = 1.0
+    encoder_net: nn.Module | None = None
+
+    def with_encoder(self, *names: str) -> tuple[str, ...]:
+        """``names``, and ``"encoder"`` first when there is one."""
+        return names if self.encoder_net is None else ("encoder", *names)
+
+    @property
+    def policy_names(self) -> tuple[str, ...]:
+        """The ``params`` entries the policy reads: the actor and any encoder."""
+        return self.with_encoder("actor")
+
+    def encode(self, params: dict, obs: jax.Array) -> jax.Array:
+        """Features [B, F] of observations: ``obs`` itself, or ``params["encoder"]``'s encoding."""
+        if self.encoder_net is None:
+            return obs
+        return self.encoder_net.apply({"params": params["encoder"]}, obs)
 
     @abc.abstractmethod
-    def init(self, key: jax.Array, obs_size: int, action_size: int) -> tuple[Any, Any]:
-        """(params, opt_state); ``params["actor"]`` is all that ``explore`` and ``act`` read."""
+    def init(self, key: jax.Array, obs_shape: tuple[int, ...], action_size: int) -> tuple[Any, Any]:
+        """(params, opt_state) for observations of ``obs_shape``: (D,), or (H, W, C) pixels.
+
+        ``explore`` and ``act`` read ``params["actor"]`` and the features of
+        ``encode`` (with ``params["encoder"]``, if any).
+        """
 
     @abc.abstractmethod
     def update(
@@ -65,19 +98,20 @@ class Algorithm(abc.ABC):
     ) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
         """One gradient step: (params, opt_state, priorities [B], scalar metrics).
 
-        ``batch`` holds ``obs`` [B, D], ``action`` [B, A], ``reward`` [B] (the
-        n-step return), ``bootstrap_discount`` [B], ``next_obs`` [B, D] and
+        ``batch`` holds ``obs`` [B, D] (or uint8 [B, H, W, C]), ``action``
+        [B, A], ``reward`` [B] (the n-step return), ``bootstrap_discount`` [B],
+        ``next_obs`` like ``obs``, and
         ``weight`` [B] (importance weights; ones under uniform sampling). The
         priorities are the transitions' new replay priorities (used when prioritized).
         """
 
     @abc.abstractmethod
-    def explore(self, actor: Any, obs: jax.Array, key: jax.Array) -> jax.Array:
-        """Exploration actions [E, A] in [-1, 1] for observations [E, D]."""
+    def explore(self, actor: Any, features: jax.Array, key: jax.Array) -> jax.Array:
+        """Exploration actions [E, A] in [-1, 1] for features [E, F] (``encode``'s)."""
 
     @abc.abstractmethod
-    def act(self, actor: Any, obs: jax.Array) -> jax.Array:
-        """Deterministic actions [N, A] for observations [N, D]."""
+    def act(self, actor: Any, features: jax.Array) -> jax.Array:
+        """Deterministic actions [N, A] for features [N, F] (``encode``'s)."""
 
 
 @flax.struct.dataclass
@@ -150,15 +184,16 @@ def schedule(config: OffPolicyConfig) -> Schedule:
 
 
 def empty_row(env: TrainingEnv) -> dict:
-    """A zero row, the template of the replay's layout."""
-    e, d, a = env.num_envs, env.obs_size, env.action_size
+    """A zero row, the template of the replay's layout (uint8 observations for pixels)."""
+    e, a = env.num_envs, env.action_size
+    obs = jnp.zeros((e, *env.obs_shape), env.obs_dtype)
     return {
-        "obs": jnp.zeros((e, d), jnp.float32),
+        "obs": obs,
         "action": jnp.zeros((e, a), jnp.float32),
         "reward": jnp.zeros((e,), jnp.float32),
         "discount": jnp.zeros((e,), jnp.float32),
         "done": jnp.zeros((e,), jnp.bool_),
-        "next_obs": jnp.zeros((e, d), jnp.float32),
+        "next_obs": obs,
     }
 
 
@@ -176,13 +211,13 @@ def act_and_store(
       env_state: batched env state [E].
       episode_return: [E] running returns.
       replay: the buffer.
-      action_fn: flat observations [E, D] -> actions [E, A] in [-1, 1].
+      action_fn: observations [E, *obs_shape] (``env.observe``'s) -> actions [E, A] in [-1, 1].
 
     Returns:
-      (env_state, episode_return, replay, obs [E, D] acted on,
+      (env_state, episode_return, replay, obs [E, *obs_shape] acted on,
       finished_return_sum, finished_count).
     """
-    obs = env.flatten(env_state.observation)
+    obs = env.observe(env_state.observation)
     env_state, episode_return, row, finished, count = env.step(
         env_state, episode_return, action_fn(obs)
     )
@@ -236,7 +271,7 @@ def batch_from_windows(windows: dict, gamma: float) -> dict:
     returns, bootstrap_discount, k = n_step_return(
         windows["reward"], windows["discount"], windows["done"], gamma
     )
-    next_obs = jnp.take_along_axis(windows["next_obs"], k[None, :, None], axis=0)[0]
+    next_obs = windows["next_obs"][k, jnp.arange(k.shape[0])]
     return {
         "obs": windows["obs"][0],
         "action": windows["action"][0],
@@ -271,14 +306,31 @@ def sample_batch(
 
 
 def init_actor_critic(
-    actor_net: Any, critic_net: Any, key: jax.Array, obs_size: int, action_size: int
+    actor_net: Any,
+    critic_net: Any,
+    key: jax.Array,
+    obs_shape: tuple[int, ...],
+    action_size: int,
+    encoder_net: PixelEncoder | None = None,
 ) -> dict:
-    """``{"actor", "critic"}`` parameters of flax modules ``actor(obs)`` and ``critic(obs, action)``."""
-    key_actor, key_critic = jax.random.split(key)
-    obs, action = jnp.zeros((1, obs_size)), jnp.zeros((1, action_size))
+    """``{"actor", "critic"}`` parameters of ``actor(features)`` and ``critic(features, action)``.
+
+    Without an encoder the features are the observations [D]; with one,
+    ``params["encoder"]`` maps uint8 pixels ``obs_shape`` to its features.
+    """
+    action = jnp.zeros((1, action_size))
+    if encoder_net is None:
+        key_actor, key_critic = jax.random.split(key)
+        params, features = {}, jnp.zeros((1, *obs_shape))
+    else:
+        key_actor, key_critic, key_encoder = jax.random.split(key, 3)
+        pixels = jnp.zeros((1, *obs_shape), jnp.uint8)
+        params = {"encoder": encoder_net.init(key_encoder, pixels)["params"]}
+        features = jnp.zeros((1, encoder_net.features))
     return {
-        "actor": actor_net.init(key_actor, obs)["params"],
-        "critic": critic_net.init(key_critic, obs, action)["params"],
+        **params,
+        "actor": actor_net.init(key_actor, features)["params"],
+        "critic": critic_net.init(key_critic, features, action)["params"],
     }
 
 
@@ -294,7 +346,7 @@ def update_targets(target: Any, online: Any, steps: jax.Array, period: int, tau:
 def init(sk: Skeleton, key: jax.Array) -> OffPolicyState:
     """Parameters, a prefilled replay and the statistics of the prefill's observations."""
     key_params, key_start, key_next = jax.random.split(key, 3)
-    params, opt_state = sk.algorithm.init(key_params, sk.env.obs_size, sk.env.action_size)
+    params, opt_state = sk.algorithm.init(key_params, sk.env.obs_shape, sk.env.action_size)
     env_state, episode_return, replay = start(sk.env, sk.plan, key_start)
     stats = sk.normalizer.update(
         sk.normalizer.init(sk.env.obs_size),
@@ -355,8 +407,8 @@ def iteration(sk: Skeleton, state: OffPolicyState):
     key_act, key_learn, key_next = jax.random.split(state.key, 3)
 
     def explore(obs):
-        obs = sk.normalizer.apply(state.obs_stats, obs)
-        return sk.algorithm.explore(state.params["actor"], obs, key_act)
+        features = sk.algorithm.encode(state.params, sk.normalizer.apply(state.obs_stats, obs))
+        return sk.algorithm.explore(state.params["actor"], features, key_act)
 
     env_state, episode_return, replay, obs, finished, count = act_and_store(
         sk.env, state.env_state, state.episode_return, state.replay, explore
@@ -374,21 +426,22 @@ def iteration(sk: Skeleton, state: OffPolicyState):
     return state.replace(key=key_next, iterations=state.iterations + 1), metrics
 
 
-def policy_params(state: OffPolicyState) -> dict:
-    """What the deterministic policy reads: the actor and the observation statistics."""
-    return {"actor": state.params["actor"], "obs_stats": state.obs_stats}
+def policy_params(sk: Skeleton, state: OffPolicyState) -> dict:
+    """What the deterministic policy reads: the actor, any encoder, the observation statistics."""
+    params = {name: state.params[name] for name in sk.algorithm.policy_names}
+    return {**params, "obs_stats": state.obs_stats}
 
 
 def policy(sk: Skeleton, params: dict, observation: Any) -> jax.Array:
     """The deterministic policy on a batched observation: actions [N, A]."""
-    obs = sk.normalizer.apply(params["obs_stats"], sk.env.flatten(observation))
-    return sk.algorithm.act(params["actor"], obs)
+    obs = sk.normalizer.apply(params["obs_stats"], sk.env.observe(observation))
+    return sk.algorithm.act(params["actor"], sk.algorithm.encode(params, obs))
 
 
 def make_learner(
     config: OffPolicyConfig,
     env: Any,
-    make_algorithm: Callable[[int], Algorithm],
+    make_algorithm: Callable[[int, PixelEncoder | None], Algorithm],
     mesh: Mesh | None = None,
 ) -> Learner:
     """An off-policy learner: an algorithm's update inside the shared skeleton.
@@ -396,18 +449,31 @@ def make_learner(
     Args:
       config: the algorithm's config (an ``OffPolicyConfig``).
       env: any ``EnvLike`` (unbatched); an ``AutoReset`` goes on top unless present.
-      make_algorithm: the algorithm's parts, given the action size A.
+        An env whose observation is one uint8 image (``FrameStack(Pixels(env))``)
+        trains from pixels, through a ``PixelEncoder``.
+      make_algorithm: the algorithm's parts, given the action size A and the
+        pixel encoder (None for flat observations).
       mesh: optional one-axis device mesh; envs and replay are sharded on it.
 
     Returns:
       The Learner.
+
+    Raises:
+      ValueError: observation normalisation asked for pixels, or a replay that
+        cannot fit in the device's memory (the message says what fits).
     """
     plan = schedule(config)
     tenv = training_env(env, config.num_envs, mesh)
+    if tenv.pixels and config.normalize_observations:
+        raise ValueError(
+            f"{type(config).__name__}.normalize_observations applies to state observations; "
+            "the pixel encoder scales pixels to [0, 1] itself: leave it false"
+        )
+    check_replay_fits(tenv, plan)
     sk = Skeleton(
         config=config,
         env=tenv,
-        algorithm=make_algorithm(tenv.action_size),
+        algorithm=make_algorithm(tenv.action_size, PixelEncoder() if tenv.pixels else None),
         normalizer=Normalizer(config.normalize_observations),
         plan=plan,
     )
@@ -415,9 +481,47 @@ def make_learner(
         init=functools.partial(init, sk),
         run_chunk=chunked(functools.partial(iteration, sk), plan.iterations_per_chunk),
         policy=functools.partial(policy, sk),
-        policy_params=policy_params,
+        policy_params=functools.partial(policy_params, sk),
         env_steps_per_chunk=plan.iterations_per_chunk * config.num_envs,
         num_chunks=plan.num_chunks,
         updates_per_chunk=plan.iterations_per_chunk * config.grad_steps_per_iteration,
         env_steps_at_init=plan.prefill_iterations * config.num_envs,
     )
+
+
+def device_memory() -> int | None:
+    """Bytes one local device can hold: its allocator's limit, or the host's memory (CPU)."""
+    stats = jax.local_devices()[0].memory_stats() or {}
+    if "bytes_limit" in stats:
+        return int(stats["bytes_limit"])
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_replay_fits(env: TrainingEnv, plan: Schedule, fraction: float = 0.8) -> None:
+    """Refuses a replay larger than ``fraction`` of one device's memory, saying what fits.
+
+    Pixel rows are large (two uint8 84x84x9 stacks, 127 kB a transition), so
+    the default capacity of state observations would not fit.
+
+    Raises:
+      ValueError: naming the replay's size, the device's and the largest
+        ``replay_capacity`` that fits.
+    """
+    memory = device_memory()
+    if memory is None:
+        return
+    row = jax.eval_shape(lambda: empty_row(env))
+    row_bytes = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(row)) + 4 * env.num_envs
+    devices = 1 if env.mesh is None else env.mesh.size
+    need = plan.capacity * row_bytes / devices
+    if need > fraction * memory:
+        fits = int(fraction * memory * devices / row_bytes) * env.num_envs
+        raise ValueError(
+            f"the replay of {plan.capacity * env.num_envs} transitions needs "
+            f"{need / 2**30:.1f} GiB per device ({row_bytes // env.num_envs} bytes each), "
+            f"more than {fraction:.0%} of the device's {memory / 2**30:.1f} GiB; "
+            f"set replay_capacity to at most {fits}"
+        )

@@ -304,12 +304,15 @@ def plot_learning_curve(run_dir: str, eval_result: dict | None = None) -> None:
             label=f"evaluation ({eval_result['episodes']} episodes)",
         )
         published = (eval_result.get("published") or {}).get("after_1e8_steps")
-        if published:
+        agent, name = (
+            ("d4pg_pixels", "D4PG from pixels") if eval_result.get("pixels") else ("d4pg", "D4PG")
+        )
+        if published and agent in published:
             ax.axhline(
-                published["d4pg"]["mean"],
+                published[agent]["mean"],
                 color="0.4",
                 linestyle="--",
-                label="D4PG, 1e8 steps (suite report)",
+                label=f"{name}, 1e8 steps (suite report)",
             )
     ax.set_xlabel("environment steps")
     ax.set_ylabel("episode return")

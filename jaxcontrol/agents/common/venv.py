@@ -19,7 +19,13 @@ from jax.sharding import Mesh
 
 from jaxcontrol.agents.common import sharding
 from jaxcontrol.agents.common.episodes import track_returns
-from jaxcontrol.agents.common.observations import flatten_observation, observation_size
+from jaxcontrol.agents.common.observations import (
+    flatten_observation,
+    is_image,
+    learner_observation,
+    learner_shape,
+    observation_size,
+)
 from jaxcontrol.core import StepType
 
 
@@ -34,6 +40,10 @@ class TrainingEnv(NamedTuple):
         transition really ended in.
       obs_spec: the env's observation spec (fixes the flattening order).
       obs_size: length D of a flattened observation.
+      obs_shape: shape of one environment's ``observe``: (D,), or (H, W, C)
+        for pixels.
+      pixels: the observation is one uint8 image, which ``observe`` keeps as
+        uint8 (H, W, C) for a pixel encoder (``observations.is_image``).
       action_size: length A of an action.
       num_envs: parallel environments E.
       mesh: optional one-axis device mesh the envs are sharded on.
@@ -42,6 +52,8 @@ class TrainingEnv(NamedTuple):
     venv: Any
     obs_spec: Any
     obs_size: int
+    obs_shape: tuple[int, ...]
+    pixels: bool
     action_size: int
     num_envs: int
     mesh: Mesh | None
@@ -49,6 +61,15 @@ class TrainingEnv(NamedTuple):
     def flatten(self, observation: Any) -> jax.Array:
         """[E, D] flat observation of a batched observation."""
         return flatten_observation(observation, self.obs_spec)
+
+    def observe(self, observation: Any) -> jax.Array:
+        """What the replay stores: [E, D] float32 flat, or the [E, H, W, C] uint8 image."""
+        return learner_observation(observation, self.obs_spec)
+
+    @property
+    def obs_dtype(self) -> jnp.dtype:
+        """dtype of ``observe``'s result: uint8 for pixels, else float32."""
+        return jnp.dtype(jnp.uint8 if self.pixels else jnp.float32)
 
     def reset(self, key: jax.Array) -> Any:
         """Batched initial states [E], sharded on the mesh."""
@@ -69,12 +90,12 @@ class TrainingEnv(NamedTuple):
 
         Returns:
           (env_state, episode_return, transition, finished_return_sum,
-          finished_count), where ``transition`` holds ``obs`` [E, D],
-          ``action`` [E, A], ``reward``, ``discount``, ``done`` [E] and
-          ``next_obs`` [E, D], the observation the transition really ended in
-          (so time-limit ends can bootstrap).
+          finished_count), where ``transition`` holds ``obs`` [E, *obs_shape]
+          (``observe``'s), ``action`` [E, A], ``reward``, ``discount``,
+          ``done`` [E] and ``next_obs`` [E, *obs_shape], the observation the
+          transition really ended in (so time-limit ends can bootstrap).
         """
-        obs = self.flatten(env_state.observation)
+        obs = self.observe(env_state.observation)
         env_state = sharding.constrain(jax.vmap(self.venv.step)(env_state, action), self.mesh)
         done = is_last(env_state)
         reward = env_state.reward.astype(jnp.float32)
@@ -85,7 +106,7 @@ class TrainingEnv(NamedTuple):
             "reward": reward,
             "discount": env_state.discount.astype(jnp.float32),
             "done": done,
-            "next_obs": self.flatten(env_state.info["final_observation"]),
+            "next_obs": self.observe(env_state.info["final_observation"]),
         }
         return env_state, episode_return, transition, finished, count
 
@@ -119,6 +140,8 @@ def training_env(env: Any, num_envs: int, mesh: Mesh | None = None) -> TrainingE
         venv=env,
         obs_spec=obs_spec,
         obs_size=observation_size(obs_spec),
+        obs_shape=learner_shape(obs_spec),
+        pixels=is_image(obs_spec),
         action_size=action_shape[0],
         num_envs=num_envs,
         mesh=mesh,

@@ -3,7 +3,9 @@
 Replay (prioritized if asked), the actors' Gaussian exploration with a sigma
 per environment, hard target copies every ``target_update_period`` learner
 steps and the run loop are the skeleton's (``jaxcontrol.agents.common.offpolicy``);
-this module supplies the parameters and one gradient update.
+this module supplies the parameters and one gradient update. From pixels, the
+encoder under actor and critic is the critic's: its loss trains it, the actor's
+loss reads its features through ``stop_gradient``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from jax.sharding import Mesh
 
 from jaxcontrol.agents.common import offpolicy
 from jaxcontrol.agents.common.learner import Learner, train_from_learner
+from jaxcontrol.agents.common.networks import PixelEncoder
 from jaxcontrol.agents.d4pg import losses
 from jaxcontrol.agents.d4pg.config import D4PGConfig
 from jaxcontrol.agents.d4pg.networks import Actor, CategoricalCritic
@@ -25,14 +28,16 @@ from jaxcontrol.agents.d4pg.networks import Actor, CategoricalCritic
 class D4PG(offpolicy.Algorithm):
     """D4PG's networks and optimisers for one config; its methods are the skeleton's hooks.
 
-    Params: ``{"actor", "critic"}``, both with target copies, copied every
-    ``target_update_period`` learner steps.
+    Params: ``{"actor", "critic"}`` (and ``"encoder"`` from pixels), all with
+    target copies, copied every ``target_update_period`` learner steps.
     """
 
-    target_names = ("actor", "critic")
-
-    def __init__(self, config: D4PGConfig, action_size: int):
+    def __init__(
+        self, config: D4PGConfig, action_size: int, encoder_net: PixelEncoder | None = None
+    ):
         self.config = config
+        self.encoder_net = encoder_net
+        self.target_names = self.with_encoder("actor", "critic")
         self.target_period = config.target_update_period
         self.actor_net = Actor(action_size, config.actor_hidden_sizes)
         self.critic_net = CategoricalCritic(config.num_atoms, config.critic_hidden_sizes)
@@ -40,28 +45,46 @@ class D4PG(offpolicy.Algorithm):
         self.support = jnp.linspace(config.v_min, config.v_max, config.num_atoms)
         self.sigmas = losses.exploration_sigmas(config.num_envs, config.sigma_min, config.sigma_max)
 
-    def init(self, key: jax.Array, obs_size: int, action_size: int):
-        """(params, opt_state) for observations [D] and actions [A]."""
+    def init(self, key: jax.Array, obs_shape: tuple[int, ...], action_size: int):
+        """(params, opt_state) for observations ``obs_shape`` and actions [A]."""
         params = offpolicy.init_actor_critic(
-            self.actor_net, self.critic_net, key, obs_size, action_size
+            self.actor_net, self.critic_net, key, obs_shape, action_size, self.encoder_net
         )
         return params, {k: self.optimizer.init(v) for k, v in params.items()}
 
-    def act(self, actor: Any, obs: jax.Array) -> jax.Array:
-        return self.actor_net.apply({"params": actor}, obs)
+    def act(self, actor: Any, features: jax.Array) -> jax.Array:
+        return self.actor_net.apply({"params": actor}, features)
 
-    def explore(self, actor: Any, obs: jax.Array, key: jax.Array) -> jax.Array:
+    def explore(self, actor: Any, features: jax.Array, key: jax.Array) -> jax.Array:
         """The actor's action plus Gaussian noise, actor e with sigma e, clipped to [-1, 1]."""
-        action = self.act(actor, obs)
+        action = self.act(actor, features)
         noise = jax.random.normal(key, action.shape) * self.sigmas[:, None]
         return jnp.clip(action + noise, -1.0, 1.0)
 
+    def critic_loss(self, trained: dict, batch: dict, target_probs: jax.Array):
+        """Importance-weighted categorical TD loss of ``trained`` (the critic, and any encoder).
+
+        Returns:
+          (loss, (per-example losses [B], logits [B, K], features [B, F])).
+        """
+        features = self.encode(trained, batch["obs"])
+        logits = self.critic_net.apply({"params": trained["critic"]}, features, batch["action"])
+        per_example = losses.categorical_cross_entropy(logits, target_probs)
+        return jnp.mean(batch["weight"] * per_example), (per_example, logits, features)
+
+    def actor_loss(self, actor: Any, critic: Any, features: jax.Array) -> jax.Array:
+        """-E[Q(s, pi(s))] on features [B, F]; no gradient flows back into them (the encoder)."""
+        features = jax.lax.stop_gradient(features)
+        q_logits = self.critic_net.apply({"params": critic}, features, self.act(actor, features))
+        return -jnp.mean(losses.expected_value(q_logits, self.support))
+
     def update(self, params: dict, targets: dict, opt_state: dict, batch: dict, key: jax.Array):
-        """Critic (categorical TD), then actor (against the critic before this step)."""
+        """Critic (and encoder: categorical TD), then actor (against the critic before this step)."""
         del key  # deterministic given the batch
-        next_action = self.act(targets["actor"], batch["next_obs"])
+        next_features = self.encode(targets, batch["next_obs"])
+        next_action = self.act(targets["actor"], next_features)
         next_logits = self.critic_net.apply(
-            {"params": targets["critic"]}, batch["next_obs"], next_action
+            {"params": targets["critic"]}, next_features, next_action
         )
         target_probs = jax.lax.stop_gradient(
             losses.categorical_td_target(
@@ -71,24 +94,14 @@ class D4PG(offpolicy.Algorithm):
                 self.support,
             )
         )
-
-        def critic_loss_fn(critic):
-            logits = self.critic_net.apply({"params": critic}, batch["obs"], batch["action"])
-            per_example = losses.categorical_cross_entropy(logits, target_probs)
-            return jnp.mean(batch["weight"] * per_example), (per_example, logits)
-
-        (c_loss, (per_example, logits)), critic_grads = jax.value_and_grad(
-            critic_loss_fn, has_aux=True
-        )(params["critic"])
-
-        def actor_loss_fn(actor):
-            q_logits = self.critic_net.apply(
-                {"params": params["critic"]}, batch["obs"], self.act(actor, batch["obs"])
-            )
-            return -jnp.mean(losses.expected_value(q_logits, self.support))
-
-        a_loss, actor_grads = jax.value_and_grad(actor_loss_fn)(params["actor"])
-        grads = {"actor": actor_grads, "critic": critic_grads}
+        trained = {name: params[name] for name in self.with_encoder("critic")}
+        (c_loss, (per_example, logits, features)), critic_grads = jax.value_and_grad(
+            self.critic_loss, has_aux=True
+        )(trained, batch, target_probs)
+        a_loss, actor_grads = jax.value_and_grad(self.actor_loss)(
+            params["actor"], params["critic"], features
+        )
+        grads = {"actor": actor_grads, **critic_grads}
         new_params, new_opt_state = {}, {}
         for name, grad in grads.items():
             updates, new_opt_state[name] = self.optimizer.update(grad, opt_state[name])
@@ -103,7 +116,7 @@ class D4PG(offpolicy.Algorithm):
 
 def make_learner(config: D4PGConfig, env: Any, mesh: Mesh | None = None) -> Learner:
     """D4PG on ``env`` (any ``EnvLike``, unbatched); see ``offpolicy.make_learner``."""
-    return offpolicy.make_learner(config, env, lambda a: D4PG(config, a), mesh)
+    return offpolicy.make_learner(config, env, lambda a, enc: D4PG(config, a, enc), mesh)
 
 
 def make_train(config: D4PGConfig, env: Any, mesh: Mesh | None = None):

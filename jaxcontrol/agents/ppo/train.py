@@ -274,8 +274,17 @@ def make_learner(config: PPOConfig, env: Any, mesh: Mesh | None = None) -> Learn
 
     Returns:
       The Learner (see ``jaxcontrol.agents.common.learner``).
+
+    Raises:
+      ValueError: for pixel observations, which only the off-policy agents
+        (d4pg, sac) encode.
     """
     tenv = training_env(env, config.num_envs, mesh)
+    if tenv.pixels:
+        raise ValueError(
+            "ppo learns from state observations; pixel observations need the pixel "
+            "encoder of d4pg or sac"
+        )
     batch_size = config.num_envs * config.unroll_length
     per_chunk, num_chunks = chunks_for(config.total_env_steps, batch_size, config.updates_per_chunk)
     ppo = PPO(
