@@ -35,12 +35,15 @@ TASKS_BY_DOMAIN: dict[str, tuple[str, ...]] = {
 }
 
 
-def load(domain_name: str, task_name: str, **task_kwargs) -> Env:
+def load(domain_name: str, task_name: str, *, backend: str = "mjx", **task_kwargs) -> Env:
     """Returns the environment for a suite task, like `dm_control.suite.load`.
 
     Args:
       domain_name: e.g. "cartpole".
       task_name: e.g. "swingup".
+      backend: the physics of a step: "mjx" (pure JAX, any device) or "mujoco" (C
+        MuJoCo on the host's CPUs through a callback, dm_control's own engine;
+        `jaxcontrol.cpu_physics`). Resets, observations and rewards are JAX either way.
       **task_kwargs: task parameters, e.g. `time_limit=5.0`; an unknown one is a
         ValueError naming the valid ones.
 
@@ -48,7 +51,8 @@ def load(domain_name: str, task_name: str, **task_kwargs) -> Env:
       ValueError: for an unknown domain or task, listing the valid names with
         close matches first.
     """
-    return Env(domain_name, task_name, _REGISTRY.build(domain_name, task_name, **task_kwargs))
+    task = _REGISTRY.build(domain_name, task_name, **task_kwargs)
+    return Env(domain_name, task_name, task, backend=backend)
 
 
 _gymnasium_registration.install()  # jaxcontrol/DOMAIN-TASK-v0, once Gymnasium is imported

@@ -32,6 +32,7 @@ import numpy as np
 from dm_env import specs
 from mujoco import mjx
 
+from jaxcontrol import cpu_physics
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import compat
 from jaxcontrol.physics import Physics
@@ -97,7 +98,8 @@ class Env:
     equal) when their domain, task name and task parameters are.
     """
 
-    def __init__(self, domain: str, task_name: str, task: Task):
+    def __init__(self, domain: str, task_name: str, task: Task, backend: str = "mjx"):
+        cpu_physics.check_backend(backend)
         mj_model = task.make_model()
         timestep = float(mj_model.opt.timestep)
         if task.control_timestep is None:
@@ -116,6 +118,7 @@ class Env:
             "n_sub_steps": n_sub_steps,
             "physics_timestep": timestep,
             "episode_length": episode_length,
+            "backend": backend,
             "_cache": {},
         }
         for name, value in values.items():
@@ -125,7 +128,7 @@ class Env:
         raise dataclasses.FrozenInstanceError(f"Env is immutable; cannot set {name!r}")
 
     def _key(self):
-        return (self.domain, self.task_name, self.task)
+        return (self.domain, self.task_name, self.task, self.backend)
 
     def __eq__(self, other):
         return isinstance(other, Env) and self._key() == other._key()
@@ -134,7 +137,8 @@ class Env:
         return hash(self._key())
 
     def __repr__(self):
-        return f"Env({self.domain}-{self.task_name}, {self.task})"
+        backend = "" if self.backend == "mjx" else f", backend={self.backend!r}"
+        return f"Env({self.domain}-{self.task_name}, {self.task}{backend})"
 
     # ----- static description ---------------------------------------------------
 
@@ -372,7 +376,10 @@ class Env:
         physics = self._physics(state.data, state.model_fields)
         data = self.task.before_step(physics, action, state.variables)
         physics = dataclasses.replace(physics, data=data)
-        stepped = physics_lib.step(physics, self.n_sub_steps, self.task.sync)
+        if self.backend == "mujoco":
+            stepped = cpu_physics.step(self, physics, self.task.sync)
+        else:
+            stepped = physics_lib.step(physics, self.n_sub_steps, self.task.sync)
         finite = physics_lib.is_finite(stepped)
         data = jax.tree.map(lambda new, old: jnp.where(finite, new, old), stepped, state.data)
         physics = dataclasses.replace(physics, data=data)

@@ -1,0 +1,197 @@
+"""C MuJoCo as an Env's physics: dm_control's own engine behind the same jittable step.
+
+`jaxcontrol.load(domain, task, backend="mujoco")` changes only the physics of a
+control step. Resets, observations, rewards, wrappers and learners are the MJX
+Env's. The step hands the whole batch to one host call (`jax.pure_callback`,
+`vmap_method="broadcast_all"`), where worker threads step each environment with
+`mj_step` (MuJoCo releases the GIL while it steps) as dm_control's
+`Physics.step` does: `n_sub_steps` steps, then `mj_step1`. Each environment
+carries its own solver warm start and per-episode model fields, so float64
+trajectories are dm_control's, bit for bit.
+
+C returns qpos, qvel, act, time, the warm start and `sensordata` (position and
+velocity sensors at the new state, acceleration sensors of the last substep, as
+dm_control reads them). The poses and velocities a task reads are then
+recomputed from the new state in JAX (`mjx.kinematics` and the task's `sync`),
+where the MJX backend ends its step too; the sensors stay C's.
+
+A state that C finds invalid (MuJoCo's bad qpos/qvel/qacc warnings, which make
+dm_control raise) comes back as NaN, so `Env.step` contains it as it contains
+an MJX divergence: that environment's episode ends with its last finite state.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import dataclasses
+import os
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+from mujoco import mjx
+
+from jaxcontrol import physics as physics_lib
+from jaxcontrol.mjcf import compat
+
+BACKENDS = ("mjx", "mujoco")
+
+# What the host call reads from each environment's data, and what it writes back.
+_INPUTS = ("qpos", "qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied", "qacc_warmstart")
+_OUTPUTS = ("qpos", "qvel", "act", "qacc_warmstart", "sensordata")
+_INVALID = (
+    mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL,
+    mujoco.mjtWarning.mjWARN_BADQACC,
+)
+
+
+def check_backend(backend: str) -> str:
+    """`backend`, if it names one of `BACKENDS`; else a ValueError naming them."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; valid backends: {', '.join(BACKENDS)}")
+    return backend
+
+
+class Engine:
+    """C MuJoCo models and data for one Env, one of each per worker thread.
+
+    Args:
+      mj_model: the Env's model (dm_control's solver settings).
+      model_fields: names of the per-episode model fields written per environment.
+      n_sub_steps: physics steps per control step.
+      threads: worker threads (default: the machine's CPU count).
+    """
+
+    def __init__(
+        self,
+        mj_model: mujoco.MjModel,
+        model_fields: tuple[str, ...],
+        n_sub_steps: int,
+        threads: int | None = None,
+    ):
+        self.threads = max(1, threads or os.cpu_count() or 1)
+        base = compat.to_mjx_compatible(mj_model)  # as CpuPath: the energy flag off
+        # Threads share one model unless environments write their own fields into it.
+        self.models = [copy.deepcopy(base) for _ in range(self.threads)] if model_fields else None
+        self.model = base
+        self.datas = [mujoco.MjData(base) for _ in range(self.threads)]
+        self.model_fields = model_fields
+        self.n_sub_steps = n_sub_steps
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.threads)
+
+    def step(self, time, fields: dict[str, np.ndarray], inputs: dict[str, np.ndarray]):
+        """One control step of every environment of a batch (NumPy, leading batch axis).
+
+        Returns the new time and the `_OUTPUTS` arrays, float64.
+        """
+        batch = time.shape[0]
+        out = {name: np.empty((batch,) + self._shape(name)) for name in _OUTPUTS}
+        out_time = np.empty(batch)
+        chunks = np.array_split(np.arange(batch), min(self.threads, batch))
+
+        def work(worker: int, indices: np.ndarray):
+            model = self.models[worker] if self.models else self.model
+            data = self.datas[worker]
+            for i in indices:
+                for name in self.model_fields:
+                    getattr(model, name)[...] = fields[name][i]
+                mujoco.mj_resetData(model, data)
+                for name in _INPUTS:
+                    getattr(data, name)[...] = inputs[name][i]
+                data.time = time[i]
+                mujoco.mj_step(model, data, self.n_sub_steps)
+                mujoco.mj_step1(model, data)
+                invalid = any(data.warning[w].number for w in _INVALID)
+                for name in _OUTPUTS:
+                    out[name][i] = np.nan if invalid else getattr(data, name)
+                out_time[i] = data.time
+
+        list(self._pool.map(work, range(len(chunks)), chunks))
+        return out_time, out
+
+    def _shape(self, name: str) -> tuple[int, ...]:
+        return np.shape(getattr(self.datas[0], name))
+
+
+def step(env, physics: physics_lib.Physics, sync: Callable) -> mjx.Data:
+    """`physics_lib.step` on C MuJoCo: a control step of `env`, jittable and vmappable."""
+    engine = env._cached("cpu_engine", lambda: _engine(env))
+    data = physics.data
+    dtype = data.qpos.dtype
+    fields = {name: physics.model_fields[name] for name in engine.model_fields}
+    inputs = {name: getattr(data, name) for name in _INPUTS}
+    wire = _Wire(dtype)
+    result_shape = (
+        wire.spec(data.time.shape),
+        {name: wire.spec(getattr(data, name).shape) for name in _OUTPUTS},
+    )
+
+    def host(time, fields, inputs):
+        time, fields, inputs = jax.tree.map(wire.decode, (time, fields, inputs))
+        lead = np.shape(time)  # () for one environment, the batch axes under vmap
+        batch = int(np.prod(lead))
+        flat = lambda x, tail: np.asarray(x, np.float64).reshape((batch,) + tail)
+        time, out = engine.step(
+            flat(time, ()),
+            {k: flat(v, np.shape(v)[len(lead) :]) for k, v in fields.items()},
+            {k: flat(v, np.shape(v)[len(lead) :]) for k, v in inputs.items()},
+        )
+        shaped = lambda x: wire.send(x.reshape(lead + x.shape[1:]))
+        return shaped(time), {k: shaped(v) for k, v in out.items()}
+
+    operands = jax.tree.map(wire.encode, (data.time, fields, inputs))
+    results = jax.pure_callback(host, result_shape, *operands, vmap_method="broadcast_all")
+    time, out = jax.tree.map(wire.receive, results)
+    data = data.replace(time=time, **{k: out[k] for k in _OUTPUTS})
+    # MJX's kinematics writes normalised quaternions back into qpos (an ulp off C's):
+    # the state stays C's.
+    data = mjx.kinematics(physics.model, data).replace(qpos=out["qpos"])
+    data = sync(dataclasses.replace(physics, data=data))
+    return data.replace(sensordata=out["sensordata"])
+
+
+class _Wire:
+    """How float arrays cross the host call.
+
+    JAX converts a callback's operands and results on the runtime thread that calls
+    it, where a `jax.enable_x64` context of the tracing thread does not hold:
+    float64 would be rounded to float32 on the way in and refused on the way out.
+    Float64 therefore travels as its bits (uint32 pairs), bitcast on either side.
+    """
+
+    def __init__(self, dtype):
+        self.bits = np.dtype(dtype) == np.float64
+
+    def spec(self, shape) -> jax.ShapeDtypeStruct:
+        if self.bits:
+            return jax.ShapeDtypeStruct(tuple(shape) + (2,), np.uint32)
+        return jax.ShapeDtypeStruct(tuple(shape), np.float32)
+
+    def send(self, x: np.ndarray) -> np.ndarray:
+        if self.bits:
+            return np.ascontiguousarray(x, np.float64).view(np.uint32).reshape(x.shape + (2,))
+        return x.astype(np.float32)
+
+    def encode(self, x: jax.Array) -> jax.Array:
+        """JAX side, before the call."""
+        if self.bits and x.dtype == jnp.float64:
+            return jax.lax.bitcast_convert_type(x, jnp.uint32)
+        return x
+
+    def decode(self, x) -> np.ndarray:
+        """Host side: the float64 values of an operand."""
+        x = np.asarray(x)
+        if self.bits and x.dtype == np.uint32:
+            return np.ascontiguousarray(x).view(np.float64).reshape(x.shape[:-1])
+        return x.astype(np.float64)
+
+    def receive(self, x: jax.Array) -> jax.Array:
+        return jax.lax.bitcast_convert_type(x, jnp.float64) if self.bits else x
+
+
+def _engine(env) -> Engine:
+    return Engine(env.mj_model, tuple(env.task.episode_model_fields), env.n_sub_steps)

@@ -1,0 +1,124 @@
+"""The C MuJoCo backend (`backend="mujoco"`): dm_control's engine behind the same Env.
+
+Default tier (cheap): a few tasks' float64 trajectories from a `mirror`ed dm_control
+state are dm_control's bit for bit in qpos and qvel (its own engine, its own warm
+start) and to round-off in observations and rewards; a vmapped batch is one host
+call and equals its environments stepped one at a time; it runs inside `lax.scan`;
+an invalid state is contained as an MJX divergence is; bad backends are refused.
+Full tier: every registered task, 1000 steps.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxcontrol
+from jaxcontrol import cpu_physics, equivalence
+
+# A contact task with a free joint (quaternions) and the solver's warm start, and a
+# per-episode model field (point_mass-hard's wrap_prm, a per-environment tendon).
+CHEAP = [("humanoid", "walk"), ("point_mass", "hard")]
+
+
+def _trajectory_differences(task, steps: int, seed: int = 0) -> dict[str, float]:
+    """Worst differences from dm_control over `steps` random-action steps from its reset."""
+    with equivalence.precision(True):
+        env = jaxcontrol.load(*task, backend="mujoco")
+        dm_env = equivalence.reference_env(*task, seed=seed)
+        dm_env.reset()
+        state = equivalence.mirror(env, dm_env)
+        step = jax.jit(env.step)
+        rng = np.random.default_rng(seed)
+        low, high = equivalence.action_bounds(dm_env.action_spec())
+        worst = dict.fromkeys(("qpos", "qvel", "observation", "reward"), 0.0)
+        for _ in range(steps):
+            action = rng.uniform(low, high)
+            timestep = dm_env.step(action)
+            state = step(state, jnp.asarray(action))
+            physics = dm_env.physics.data
+            worst["qpos"] = max(worst["qpos"], np.abs(state.data.qpos - physics.qpos).max())
+            worst["qvel"] = max(worst["qvel"], np.abs(state.data.qvel - physics.qvel).max())
+            worst["reward"] = max(worst["reward"], abs(float(state.reward) - timestep.reward))
+            for key, value in timestep.observation.items():
+                difference = np.abs(np.asarray(state.observation[key]) - value).max()
+                worst["observation"] = max(worst["observation"], float(difference))
+            assert bool(state.last()) == timestep.last()
+            if timestep.last():
+                break
+    return worst
+
+
+@pytest.mark.parametrize("cheap_task", CHEAP, ids="-".join)
+def test_trajectories_are_dm_controls(cheap_task):
+    worst = _trajectory_differences(cheap_task, steps=100)
+    assert worst["qpos"] == 0 and worst["qvel"] == 0, worst
+    assert worst["observation"] <= 1e-12 and worst["reward"] <= 1e-12, worst
+
+
+@pytest.mark.full
+def test_full_trajectories_are_dm_controls(task):
+    worst = _trajectory_differences(task, steps=1000)
+    assert worst["qpos"] <= 1e-12 and worst["qvel"] <= 1e-12, worst
+    assert worst["observation"] <= 1e-12 and worst["reward"] <= 1e-12, worst
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="unknown backend 'c'; valid backends: mjx, mujoco"):
+        jaxcontrol.load("cartpole", "swingup", backend="c")
+
+
+@pytest.fixture(scope="module")
+def cartpole():
+    return jaxcontrol.load("cartpole", "swingup", backend="mujoco")
+
+
+def test_a_vmapped_batch_is_one_host_call(cartpole, monkeypatch):
+    keys = jax.random.split(jax.random.key(0), 5)
+    states = jax.jit(jax.vmap(cartpole.reset))(keys)
+    actions = jax.random.uniform(jax.random.key(1), (5, 1), minval=-1, maxval=1)
+    engine_step, batches = cpu_physics.Engine.step, []
+
+    def spy(self, time, fields, inputs):
+        batches.append(time.shape)
+        return engine_step(self, time, fields, inputs)
+
+    monkeypatch.setattr(cpu_physics.Engine, "step", spy)
+    batched = jax.jit(jax.vmap(cartpole.step))(states, actions)
+    assert batches == [(5,)]
+    one = jax.jit(cartpole.step)
+    for i in range(5):
+        alone = one(jax.tree.map(lambda x, i=i: x[i], states), actions[i])
+        np.testing.assert_array_equal(alone.data.qpos, batched.data.qpos[i])
+        np.testing.assert_array_equal(
+            alone.observation["position"], batched.observation["position"][i]
+        )
+    assert batches[1:] == [(1,)] * 5
+
+
+def test_runs_inside_scan(cartpole):
+    """Ten steps in a `lax.scan` equal ten jitted steps."""
+    state = jax.jit(cartpole.reset)(jax.random.key(2))
+    actions = 0.5 * jnp.ones((10, 1))
+
+    @jax.jit
+    def rollout(state):
+        return jax.lax.scan(lambda s, a: (cartpole.step(s, a), None), state, actions)[0]
+
+    scanned, stepped = rollout(state), state
+    for action in actions:
+        stepped = jax.jit(cartpole.step)(stepped, action)
+    np.testing.assert_array_equal(scanned.data.qpos, stepped.data.qpos)
+    assert int(scanned.step) == 10
+
+
+def test_an_invalid_state_is_contained(cartpole):
+    """C MuJoCo's bad-state warning (dm_control raises on it) ends that episode only."""
+    states = jax.jit(jax.vmap(cartpole.reset))(jax.random.split(jax.random.key(3), 2))
+    qvel = states.data.qvel.at[1].set(1e12)  # beyond mjMAXVAL: C resets and warns
+    states = states.replace(data=states.data.replace(qvel=qvel))
+    stepped = jax.jit(jax.vmap(cartpole.step))(states, jnp.zeros((2, 1)))
+    assert np.asarray(stepped.diverged).tolist() == [False, True]
+    assert int(stepped.step_type[1]) == jaxcontrol.StepType.LAST
+    np.testing.assert_array_equal(stepped.data.qpos[1], states.data.qpos[1])  # the last finite
+    assert np.all(np.isfinite(np.asarray(stepped.data.qpos)))
