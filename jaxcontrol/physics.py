@@ -615,16 +615,29 @@ def contact_count(physics: Physics, slack: float = 0.0) -> jax.Array:
     the default `slack` of 0). With contacts or constraints disabled C detects
     no contacts at all, and this is 0.
     """
+    inside = _inside_margin(physics)
+    return jnp.int32(0) if inside is None else jnp.sum(inside > slack).astype(jnp.int32)
+
+
+def contact_depth(physics: Physics) -> jax.Array:
+    """How far the deepest contact is inside its margin (0 where C detects none)."""
+    inside = _inside_margin(physics)
+    dtype = physics.data.qpos.dtype
+    return jnp.zeros((), dtype) if inside is None else jnp.max(inside, initial=0).astype(dtype)
+
+
+def _inside_margin(physics: Physics) -> jax.Array | None:
+    """margin - dist of every candidate contact (positive: C counts it), or None where
+    C detects no contacts at all."""
     model, data = physics.model, physics.data
     disabled = mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
     if model.opt.disableflags & disabled or data._impl.ncon == 0:
-        return jnp.int32(0)
+        return None
     if physics.mj_model.npair:
         raise NotImplementedError("contact_count does not handle explicit <pair> contacts")
     data = mjx.collision(model, data)
     contact = data._impl.contact
-    margin = model.geom_margin[contact.geom1] + model.geom_margin[contact.geom2]
-    return jnp.sum(contact.dist < margin - slack).astype(jnp.int32)
+    return model.geom_margin[contact.geom1] + model.geom_margin[contact.geom2] - contact.dist
 
 
 def is_finite(data: mjx.Data) -> jax.Array:

@@ -7,7 +7,8 @@
   `find_non_contacting_height` (MJX collision in a while loop) must stop at the
   same height, bit for bit in float64, and the root pose must equal dm_control's.
   fetch's upright start touches the floor exactly at a grid height, so its float32
-  search must resolve that boundary as float64 does (to float32's rounding).
+  search must resolve that boundary as float64 does: the same height to float32's
+  rounding, and no contact there.
 """
 
 import jax
@@ -17,6 +18,7 @@ import pytest
 
 import jaxcontrol
 from jaxcontrol import equivalence
+from jaxcontrol import physics as physics_lib
 from jaxcontrol.physics import Physics
 from jaxcontrol.render import gl
 from jaxcontrol.tasks import quadruped
@@ -92,10 +94,12 @@ def test_resting_height_matches_dm_control(task_name, x64):
             found = quadruped.find_non_contacting_height(
                 physics, orientation, position[0], position[1]
             )
-            return found.named.data.qpos["root"]
+            return found.named.data.qpos["root"], physics_lib.contact_count(found)
 
         dtype = env.mjx_model.opt.timestep.dtype
-        ours = np.asarray(search(jnp.asarray(orientations, dtype), jnp.asarray(xy, dtype)))
+        ours, contacts = search(jnp.asarray(orientations, dtype), jnp.asarray(xy, dtype))
+        ours = np.asarray(ours)
+    assert np.asarray(contacts).tolist() == [0] * len(SEEDS)  # C's rule: nothing touches
     if x64:
         np.testing.assert_array_equal(ours, np.stack(expected))
     else:  # one grid step off would be 0.01

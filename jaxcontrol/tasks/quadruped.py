@@ -166,9 +166,11 @@ def find_non_contacting_height(
     accumulated by repeated addition as dm_control's float does, until C's `ncon`
     (`contact_count`) is 0. A contact shallower than the height's own rounding
     (`_HEIGHT_ROUNDING_EPS` epsilons of the dtype: 7.6e-6 m in float32, 1.4e-14 m in
-    float64) does not count, so that a boundary on the grid resolves in float32 as
-    dm_control's float64 resolves it. dm_control raises after 10,000 heights
-    (100 m); here the loop stops there and keeps the last one.
+    float64) does not count, and the body is then lifted clear of it (by twice its
+    depth), so that a boundary on the grid resolves in float32 as dm_control's
+    float64 resolves it: the same height, and no contact. In float64 at dm_control's
+    heights nothing is left to lift. dm_control raises after 10,000 heights (100 m);
+    here the loop stops there and keeps the last one.
 
     Returns:
       The physics with that root pose and the kinematics of it.
@@ -198,7 +200,8 @@ def find_non_contacting_height(
 
     start = (jnp.zeros((), dtype), jnp.int32(0), jnp.int32(1), physics.data)
     _, _, _, data = jax.lax.while_loop(again, attempt, start)
-    return dataclasses.replace(physics, data=data)
+    depth = physics_lib.contact_depth(dataclasses.replace(physics, data=data))
+    return place(data.qpos[adr + 2] + 2 * depth)
 
 
 def _random_quaternion(key: jax.Array, dtype) -> jax.Array:
