@@ -15,6 +15,8 @@ dm_control reads them). The poses and velocities a task reads are then
 recomputed from the new state in JAX (`mjx.kinematics` and the task's `sync`),
 where the MJX backend ends its step too; the sensors stay C's.
 
+Worker threads: `JAXCONTROL_MUJOCO_THREADS`, else the machine's CPU count.
+
 A state that C finds invalid (MuJoCo's bad qpos/qvel/qacc warnings, which make
 dm_control raise) comes back as NaN, so `Env.step` contains it as it contains
 an MJX divergence: that environment's episode ends with its last finite state.
@@ -63,7 +65,7 @@ class Engine:
       mj_model: the Env's model (dm_control's solver settings).
       model_fields: names of the per-episode model fields written per environment.
       n_sub_steps: physics steps per control step.
-      threads: worker threads (default: the machine's CPU count).
+      threads: worker threads (default: `JAXCONTROL_MUJOCO_THREADS`, else the CPU count).
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class Engine:
         n_sub_steps: int,
         threads: int | None = None,
     ):
+        threads = threads or int(os.environ.get("JAXCONTROL_MUJOCO_THREADS", "0"))
         self.threads = max(1, threads or os.cpu_count() or 1)
         base = compat.to_mjx_compatible(mj_model)  # as CpuPath: the energy flag off
         # Threads share one model unless environments write their own fields into it.
@@ -110,7 +113,11 @@ class Engine:
                     out[name][i] = np.nan if invalid else getattr(data, name)
                 out_time[i] = data.time
 
-        list(self._pool.map(work, range(len(chunks)), chunks))
+        try:
+            list(self._pool.map(work, range(len(chunks)), chunks))
+        except RuntimeError:  # the interpreter is exiting and its pools take no more work
+            for worker, indices in enumerate(chunks):
+                work(worker, indices)
         return out_time, out
 
     def _shape(self, name: str) -> tuple[int, ...]:

@@ -1,0 +1,142 @@
+"""The C MuJoCo backend's speed (`backend="mujoco"`) against MJX, raw C and dm_control.
+
+For each task, batch size and thread count, in one process:
+
+* **ours, mujoco**: `jax.jit` of a `lax.scan` over `jax.vmap(env.step)` with
+  uniform random actions drawn inside the scan, the physics on C MuJoCo's
+  worker threads (`JAXCONTROL_MUJOCO_THREADS`);
+* **ours, mjx**: the same loop on the MJX backend (XLA's own CPU threads);
+* **raw C**: `mujoco.rollout` of the same number of physics steps from the
+  same states (its own thread pool, `nthread` threads), open loop: the upper
+  limit of any C backend, with no observation, reward or JAX around it;
+* **dm_control**: one `dm_control.suite` environment stepped in Python.
+
+Figures are environment (control) steps per second; the best of `--repeats`
+timings, each about `--seconds` long, after a warm-up call.
+
+Example:
+  python benchmarks/cpu_backend.py --tasks cheetah-run walker-walk humanoid-walk \
+      cartpole-swingup --batch-sizes 16 256 1024 --threads 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("MUJOCO_GL", "disable")
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+from mujoco import rollout
+
+import jaxcontrol
+from jaxcontrol import cpu_physics, equivalence
+
+
+def _best(call, seconds: float, repeats: int) -> float:
+    """Best seconds per call: each timing repeats `call` for about `seconds`."""
+    call()
+    best = float("inf")
+    for _ in range(repeats):
+        n, start = 0, time.perf_counter()
+        while True:
+            call()
+            n += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                break
+        best = min(best, elapsed / n)
+    return best
+
+
+def ours(task, backend: str, batch: int, steps: int, seconds: float, repeats: int) -> float:
+    env = jaxcontrol.load(*task, backend=backend)
+    low, high = (jnp.asarray(b) for b in equivalence.action_bounds(env.action_spec()))
+    states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), batch))
+
+    @jax.jit
+    def run(states, key):
+        def body(carry, key):
+            actions = jax.random.uniform(key, (batch,) + low.shape, minval=low, maxval=high)
+            return jax.vmap(env.step)(carry, actions), None
+
+        return jax.lax.scan(body, states, jax.random.split(key, steps))[0]
+
+    keys = iter(jax.random.split(jax.random.key(1), 10_000))
+    return (
+        batch
+        * steps
+        / _best(lambda: run(states, next(keys)).step.block_until_ready(), seconds, repeats)
+    )
+
+
+def raw_c(task, batch: int, steps: int, threads: int, seconds: float, repeats: int) -> float:
+    env = jaxcontrol.load(*task)
+    model = env.mj_model
+    data = mujoco.MjData(model)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.empty(mujoco.mj_stateSize(model, spec))
+    mujoco.mj_getState(model, data, state, spec)
+    initial = np.tile(state, (batch, 1))
+    low, high = equivalence.action_bounds(env.action_spec())
+    control = np.random.default_rng(0).uniform(
+        low, high, (batch, steps * env.n_sub_steps, model.nu)
+    )
+    datas = [mujoco.MjData(model) for _ in range(threads)]
+    with rollout.Rollout(nthread=threads) as runner:
+        call = lambda: runner.rollout(model, datas, initial, control)
+        return batch * steps / _best(call, seconds, repeats)
+
+
+def dm_control(task, seconds: float) -> float:
+    env = equivalence.reference_env(*task, seed=0)
+    low, high = equivalence.action_bounds(env.action_spec())
+    rng = np.random.default_rng(0)
+    env.reset()
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        if env.step(rng.uniform(low, high)).last():
+            env.reset()
+        n += 1
+    return n / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["cheetah-run", "cartpole-swingup"])
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[16, 256])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--steps", type=int, default=20, help="control steps per timed call")
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(f"jax {jax.__version__}, mujoco {mujoco.__version__}, {os.cpu_count()} CPUs")
+    print(
+        "| task | batch | threads | ours, mujoco | raw C (rollout) | ours / raw C | ours, mjx | mujoco / mjx | dm_control (1 env) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in args.tasks:
+        task = tuple(name.split("-", 1))
+        single = dm_control(task, args.seconds)
+        for batch in args.batch_sizes:
+            mjx_speed = ours(task, "mjx", batch, args.steps, args.seconds, args.repeats)
+            for threads in args.threads:
+                os.environ["JAXCONTROL_MUJOCO_THREADS"] = str(threads)
+                c_speed = ours(task, "mujoco", batch, args.steps, args.seconds, args.repeats)
+                raw = raw_c(task, batch, args.steps, threads, args.seconds, args.repeats)
+                print(
+                    f"| {name} | {batch} | {threads} | {c_speed:,.0f} | {raw:,.0f} | "
+                    f"{c_speed / raw:.2f} | {mjx_speed:,.0f} | {c_speed / mjx_speed:.1f}x | "
+                    f"{single:,.0f} |",
+                    flush=True,
+                )
+            jax.clear_caches()
+
+
+if __name__ == "__main__":
+    assert cpu_physics.BACKENDS  # the module under test
+    main()
