@@ -46,10 +46,11 @@ _TOES = ["toe_front_left", "toe_back_left", "toe_back_right", "toe_front_right"]
 _MAX_HEIGHT_ATTEMPTS = 10000
 _HEIGHT_STEP = 0.01  # (Meters) the search's increment
 # A contact counts in the search only when it penetrates deeper than this many rounding
-# units (machine epsilons of a one-metre length). fetch's upright start puts four toes on
-# the floor exactly at the grid height 0.52 m; float64 lands 2e-16 above it as C does,
-# float32's 52 additions of 0.01 land 1.4e-7 below it and would take one more step.
-_HEIGHT_ROUNDING_EPS = 64
+# units (machine epsilons of a one-metre length), and a body left within them is lifted
+# by as much. fetch's upright start puts four toes on the floor exactly at the grid height
+# 0.52 m; float64 lands 2e-16 above it as C does, float32's 52 additions of 0.01 land
+# 1.5e-7 (1.3 epsilons) below it and would take one more step.
+_HEIGHT_ROUNDING_EPS = 8
 
 
 # ----- dm_control's quadruped.Physics ---------------------------------------------------------
@@ -165,11 +166,11 @@ def find_non_contacting_height(
     The torso is placed at (x_pos, y_pos, z) in `orientation`, z = 0, 0.01, 0.02, ...
     accumulated by repeated addition as dm_control's float does, until C's `ncon`
     (`contact_count`) is 0. A contact shallower than the height's own rounding
-    (`_HEIGHT_ROUNDING_EPS` epsilons of the dtype: 7.6e-6 m in float32, 1.4e-14 m in
-    float64) does not count, and the body is then lifted clear of it (by twice its
-    depth), so that a boundary on the grid resolves in float32 as dm_control's
-    float64 resolves it: the same height, and no contact. In float64 at dm_control's
-    heights nothing is left to lift. dm_control raises after 10,000 heights (100 m);
+    (`_HEIGHT_ROUNDING_EPS` epsilons of the dtype: 9.5e-7 m in float32, 1.8e-15 m in
+    float64) does not count, and a body left touching is then lifted by that much,
+    so that a boundary on the grid resolves in float32 as dm_control's float64
+    resolves it: the same height (to 1e-6), and no contact. In float64 at
+    dm_control's heights nothing is left to lift. dm_control raises after 10,000 heights (100 m);
     here the loop stops there and keeps the last one.
 
     Returns:
@@ -201,7 +202,7 @@ def find_non_contacting_height(
     start = (jnp.zeros((), dtype), jnp.int32(0), jnp.int32(1), physics.data)
     _, _, _, data = jax.lax.while_loop(again, attempt, start)
     depth = physics_lib.contact_depth(dataclasses.replace(physics, data=data))
-    return place(data.qpos[adr + 2] + 2 * depth)
+    return place(data.qpos[adr + 2] + jnp.where(depth > 0, slack, 0).astype(dtype))
 
 
 def _random_quaternion(key: jax.Array, dtype) -> jax.Array:
