@@ -44,11 +44,18 @@ BACKENDS = ("mjx", "mujoco")
 # What the host call reads from each environment's data, and what it writes back.
 _INPUTS = ("qpos", "qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied", "qacc_warmstart")
 _OUTPUTS = ("qpos", "qvel", "act", "qacc_warmstart", "sensordata")
-_INVALID = (
-    mujoco.mjtWarning.mjWARN_BADQPOS,
-    mujoco.mjtWarning.mjWARN_BADQVEL,
-    mujoco.mjtWarning.mjWARN_BADQACC,
-)
+_INVALID = [
+    int(mujoco.mjtWarning.mjWARN_BADQPOS),
+    int(mujoco.mjtWarning.mjWARN_BADQVEL),
+    int(mujoco.mjtWarning.mjWARN_BADQACC),
+]
+_S = mujoco.mjtState
+# One mj_setState and one mj_getState per environment; NumPy packs and unpacks the batch.
+# Fields of a state vector come in mjtState's bit order.
+_SET = (_S.mjSTATE_TIME, _S.mjSTATE_QPOS, _S.mjSTATE_QVEL, _S.mjSTATE_ACT, _S.mjSTATE_WARMSTART)
+_SET += (_S.mjSTATE_CTRL, _S.mjSTATE_QFRC_APPLIED, _S.mjSTATE_XFRC_APPLIED)
+_GET = _SET[:5]
+_STATE_FIELDS = ("time", "qpos", "qvel", "act", "qacc_warmstart")
 
 
 def check_backend(backend: str) -> str:
@@ -92,8 +99,14 @@ class Engine:
         Returns the new time and the `_OUTPUTS` arrays, float64.
         """
         batch = time.shape[0]
-        out = {name: np.empty((batch,) + self._shape(name)) for name in _OUTPUTS}
-        out_time = np.empty(batch)
+        order = ("qpos", "qvel", "act", "qacc_warmstart", "ctrl", "qfrc_applied", "xfrc_applied")
+        given = np.concatenate(
+            [time[:, None]] + [inputs[name].reshape(batch, -1) for name in order], axis=1
+        )
+        spec_in, spec_out = _spec(_SET), _spec(_GET)
+        states = np.empty((batch, mujoco.mj_stateSize(self.model, spec_out)))
+        sensors = np.empty((batch, self.model.nsensordata))
+        invalid = np.zeros(batch, bool)
         chunks = np.array_split(np.arange(batch), min(self.threads, batch))
 
         def work(worker: int, indices: np.ndarray):
@@ -102,23 +115,30 @@ class Engine:
             for i in indices:
                 for name in self.model_fields:
                     getattr(model, name)[...] = fields[name][i]
-                mujoco.mj_resetData(model, data)
-                for name in _INPUTS:
-                    getattr(data, name)[...] = inputs[name][i]
-                data.time = time[i]
+                mujoco.mj_setState(model, data, given[i], spec_in)
                 mujoco.mj_step(model, data, self.n_sub_steps)
                 mujoco.mj_step1(model, data)
-                invalid = any(data.warning[w].number for w in _INVALID)
-                for name in _OUTPUTS:
-                    out[name][i] = np.nan if invalid else getattr(data, name)
-                out_time[i] = data.time
+                mujoco.mj_getState(model, data, states[i], spec_out)
+                sensors[i] = data.sensordata
+                if data.warning.number[_INVALID].any():  # C reset the data and warned
+                    invalid[i] = True
+                    mujoco.mj_resetData(model, data)  # clears the warnings
 
         try:
             list(self._pool.map(work, range(len(chunks)), chunks))
         except RuntimeError:  # the interpreter is exiting and its pools take no more work
             for worker, indices in enumerate(chunks):
                 work(worker, indices)
-        return out_time, out
+        states[invalid] = np.nan
+        sensors[invalid] = np.nan
+        sizes = [int(np.prod(self._shape(name))) for name in _STATE_FIELDS]
+        parts = np.split(states, np.cumsum(sizes)[:-1], axis=1)
+        out = {
+            name: part.reshape((batch,) + self._shape(name))
+            for name, part in zip(_STATE_FIELDS, parts)
+        }
+        out["sensordata"] = sensors
+        return out.pop("time"), out
 
     def _shape(self, name: str) -> tuple[int, ...]:
         return np.shape(getattr(self.datas[0], name))
@@ -198,6 +218,10 @@ class _Wire:
 
     def receive(self, x: jax.Array) -> jax.Array:
         return jax.lax.bitcast_convert_type(x, jnp.float64) if self.bits else x
+
+
+def _spec(bits) -> int:
+    return int(np.bitwise_or.reduce([int(b) for b in bits]))
 
 
 def _engine(env) -> Engine:
