@@ -21,18 +21,21 @@ Our pairs (C MuJoCo 3.17's routine for the same pair, which is the reference):
 
     pair               module             ncon  C MuJoCo
     ELLIPSOID-BOX      ellipsoid_box      1     mjc_Convex (nativeccd GJK/EPA), 1 contact
+    CYLINDER-BOX       cylinder_box       4     mjc_Convex: GJK/EPA, then multiccd: <= 4
     HFIELD-ELLIPSOID   hfield_ellipsoid   4     mjc_ConvexHField: GJK/EPA per prism, <= 50
     HFIELD-CYLINDER    hfield_cylinder    4     mjc_ConvexHField: GJK/EPA per prism, <= 50
 
 The height-field pairs solve each of C's prisms exactly and keep the deepest contact plus 3
 spread ones (C keeps one per penetrating prism; MJX's own height-field pairs keep 4).
+CYLINDER-BOX is C's multi-contact rule itself (a cap on a face: the face clipped by the
+cap's 16-gon, 4 of its points; a side on a face: 2; else 1) on the exact contact.
 Rays: `mjx.ray` skips height fields; `ray_hfield` (not a pair: `ray_hfield.ray_hfield` and
 `ray_hfield.rangefinder_with_hfields`) adds them, as C's `mj_ray` / `mj_sensorPos`.
 
-The other pairs MJX 3.17 lacks slot in beside them: CYLINDER-BOX, ELLIPSOID-MESH,
-CYLINDER-MESH. Adding one:
-1. write `cylinder_box.py` (say) with `cylinder_box(m, d, key, geom)` and its `ncon` (what
-   C's `mj_maxContact` gives for the pair; hfield pairs also get `key.subgrid_size`);
+The other pairs MJX 3.17 lacks slot in beside them: ELLIPSOID-MESH, CYLINDER-MESH. Adding
+one:
+1. write `ellipsoid_mesh.py` (say) with `ellipsoid_mesh(m, d, key, geom)` and its `ncon`
+   (what C's `mj_maxContact` gives for the pair; hfield pairs also get `key.subgrid_size`);
 2. add one line to `_PAIRS` below;
 3. add its tests beside tests/test_collision.py: against C MuJoCo's contacts (tight
    `opt.ccd_tolerance`) and hand-worked cases.
@@ -46,6 +49,7 @@ import importlib.metadata
 from mujoco.mjx._src import collision_driver
 from mujoco.mjx._src.types import GeomType
 
+from jaxcontrol.collision import cylinder_box as _cylinder_box
 from jaxcontrol.collision import ellipsoid_box as _ellipsoid_box  # the module stays an attribute
 from jaxcontrol.collision import hfield_cylinder as _hfield_cylinder
 from jaxcontrol.collision import hfield_ellipsoid as _hfield_ellipsoid
@@ -53,12 +57,13 @@ from jaxcontrol.collision import hfield_ellipsoid as _hfield_ellipsoid
 __all__ = ["PAIRS", "PINNED_MJX_VERSION", "register"]
 
 #: The mujoco-mjx release these functions were validated against (tests/test_collision.py,
-#: tests/test_collision_hfield.py).
+#: tests/test_collision_hfield.py, tests/test_collision_cylinder_box.py).
 PINNED_MJX_VERSION = "3.17.0"
 
 # (geom1 type, geom2 type) in MJX's order (lower type first) -> our collision function.
 _PAIRS = {
     (GeomType.ELLIPSOID, GeomType.BOX): _ellipsoid_box.ellipsoid_box,
+    (GeomType.CYLINDER, GeomType.BOX): _cylinder_box.cylinder_box,
     (GeomType.HFIELD, GeomType.ELLIPSOID): _hfield_ellipsoid.hfield_ellipsoid,
     (GeomType.HFIELD, GeomType.CYLINDER): _hfield_cylinder.hfield_cylinder,
 }

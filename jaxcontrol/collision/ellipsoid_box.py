@@ -103,7 +103,7 @@ def _critical_normals(e, y):
     # between poles, the root next to either end. Lanes are static (pole, sigma) pairs.
     mids = list(range(k - 1))
     poles = np.array([0, k - 1] + mids + [i + 1 for i in mids])
-    sigmas = np.array([-1.0, 1.0] + [1.0] * (k - 1) + [-1.0] * (k - 1))
+    sigmas = np.array([-1.0, 1.0] + [1.0] * (k - 1) + [-1.0] * (k - 1), dtype)
     # Start where F >= 0, i.e. between the pole and the root: F >= a_j / den_j^2 - 1 >= 0
     # wherever |den_j| <= ey_j. Within ey of the lane's own pole always; for the two outer
     # lanes (F monotone) also up to ey_j - |e2_j - e2_pole| for every j, which starts a
