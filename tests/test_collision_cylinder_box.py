@@ -54,6 +54,7 @@ import os
 
 os.environ.setdefault("MUJOCO_GL", "disable")
 
+import batching
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -247,28 +248,7 @@ def _battery(rng):
     return poses, np.array(labels)
 
 
-def _stack(inputs):
-    return [np.stack(z) for z in zip(*inputs)]
-
-
-_CHUNK = 4096  # every call is padded to this batch size: one compile per dtype
-
-
-def _padded(fn):
-    """jit(vmap(fn)), called on batches padded to _CHUNK (repeating the first pose)."""
-    jitted = jax.jit(jax.vmap(fn))
-
-    def call(*args):
-        n, outs = len(args[0]), []
-        for start in range(0, n, _CHUNK):
-            chunk = [np.asarray(a[start : start + _CHUNK]) for a in args]
-            k = len(chunk[0])
-            chunk = [np.concatenate([a, np.repeat(a[:1], _CHUNK - k, 0)]) for a in chunk]
-            out = jitted(*chunk)
-            outs.append([np.asarray(o)[:k] for o in (out if isinstance(out, tuple) else (out,))])
-        return [np.concatenate(z) for z in zip(*outs)]
-
-    return call
+_stack, _padded = batching.stack, batching.padded
 
 
 _collide = _padded(cb.collide)
