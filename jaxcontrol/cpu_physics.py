@@ -41,21 +41,31 @@ from jaxcontrol.mjcf import compat
 
 BACKENDS = ("mjx", "mujoco")
 
-# What the host call reads from each environment's data, and what it writes back.
-_INPUTS = ("qpos", "qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied", "qacc_warmstart")
-_OUTPUTS = ("qpos", "qvel", "act", "qacc_warmstart", "sensordata")
+_S = mujoco.mjtState
+# The state a control step reads (mj_setState) and, its first five, writes back
+# (mj_getState): data field and mjtState bit, in mjtState's bit order, which is the
+# order of a state vector. One call each per environment; NumPy packs the batch.
+_STATE = (
+    ("time", _S.mjSTATE_TIME),
+    ("qpos", _S.mjSTATE_QPOS),
+    ("qvel", _S.mjSTATE_QVEL),
+    ("act", _S.mjSTATE_ACT),
+    ("qacc_warmstart", _S.mjSTATE_WARMSTART),
+    ("ctrl", _S.mjSTATE_CTRL),
+    ("qfrc_applied", _S.mjSTATE_QFRC_APPLIED),
+    ("xfrc_applied", _S.mjSTATE_XFRC_APPLIED),
+)
+_STATE_OUT = [name for name, _ in _STATE[:5]]
+_SET_SPEC = int(np.bitwise_or.reduce([int(bit) for _, bit in _STATE]))
+_GET_SPEC = int(np.bitwise_or.reduce([int(bit) for _, bit in _STATE[:5]]))
+# What the host call reads from each environment's data (besides time), and writes back.
+_INPUTS = tuple(name for name, _ in _STATE[1:])
+_OUTPUTS = (*_STATE_OUT[1:], "sensordata")
 _INVALID = [
     int(mujoco.mjtWarning.mjWARN_BADQPOS),
     int(mujoco.mjtWarning.mjWARN_BADQVEL),
     int(mujoco.mjtWarning.mjWARN_BADQACC),
 ]
-_S = mujoco.mjtState
-# One mj_setState and one mj_getState per environment; NumPy packs and unpacks the batch.
-# Fields of a state vector come in mjtState's bit order.
-_SET = (_S.mjSTATE_TIME, _S.mjSTATE_QPOS, _S.mjSTATE_QVEL, _S.mjSTATE_ACT, _S.mjSTATE_WARMSTART)
-_SET += (_S.mjSTATE_CTRL, _S.mjSTATE_QFRC_APPLIED, _S.mjSTATE_XFRC_APPLIED)
-_GET = _SET[:5]
-_STATE_FIELDS = ("time", "qpos", "qvel", "act", "qacc_warmstart")
 
 
 def check_backend(backend: str) -> str:
@@ -99,12 +109,10 @@ class Engine:
         Returns the new time and the `_OUTPUTS` arrays, float64.
         """
         batch = time.shape[0]
-        order = ("qpos", "qvel", "act", "qacc_warmstart", "ctrl", "qfrc_applied", "xfrc_applied")
         given = np.concatenate(
-            [time[:, None]] + [inputs[name].reshape(batch, -1) for name in order], axis=1
+            [time[:, None]] + [inputs[name].reshape(batch, -1) for name in _INPUTS], axis=1
         )
-        spec_in, spec_out = _spec(_SET), _spec(_GET)
-        states = np.empty((batch, mujoco.mj_stateSize(self.model, spec_out)))
+        states = np.empty((batch, mujoco.mj_stateSize(self.model, _GET_SPEC)))
         sensors = np.empty((batch, self.model.nsensordata))
         invalid = np.zeros(batch, bool)
         chunks = np.array_split(np.arange(batch), min(self.threads, batch))
@@ -115,10 +123,10 @@ class Engine:
             for i in indices:
                 for name in self.model_fields:
                     getattr(model, name)[...] = fields[name][i]
-                mujoco.mj_setState(model, data, given[i], spec_in)
+                mujoco.mj_setState(model, data, given[i], _SET_SPEC)
                 mujoco.mj_step(model, data, self.n_sub_steps)
                 mujoco.mj_step1(model, data)
-                mujoco.mj_getState(model, data, states[i], spec_out)
+                mujoco.mj_getState(model, data, states[i], _GET_SPEC)
                 sensors[i] = data.sensordata
                 if data.warning.number[_INVALID].any():  # C reset the data and warned
                     invalid[i] = True
@@ -131,11 +139,11 @@ class Engine:
                 work(worker, indices)
         states[invalid] = np.nan
         sensors[invalid] = np.nan
-        sizes = [int(np.prod(self._shape(name))) for name in _STATE_FIELDS]
+        sizes = [int(np.prod(self._shape(name))) for name in _STATE_OUT]
         parts = np.split(states, np.cumsum(sizes)[:-1], axis=1)
         out = {
             name: part.reshape((batch,) + self._shape(name))
-            for name, part in zip(_STATE_FIELDS, parts)
+            for name, part in zip(_STATE_OUT, parts)
         }
         out["sensordata"] = sensors
         return out.pop("time"), out
@@ -218,10 +226,6 @@ class _Wire:
 
     def receive(self, x: jax.Array) -> jax.Array:
         return jax.lax.bitcast_convert_type(x, jnp.float64) if self.bits else x
-
-
-def _spec(bits) -> int:
-    return int(np.bitwise_or.reduce([int(b) for b in bits]))
 
 
 def _engine(env) -> Engine:
