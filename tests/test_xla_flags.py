@@ -36,3 +36,17 @@ def test_too_late_warns_and_leaves_flags_alone(monkeypatch):
     with pytest.warns(UserWarning, match="Import jaxcontrol first"):
         assert not xla_flags.apply()
     assert "XLA_FLAGS" not in os.environ
+
+
+@pytest.mark.parametrize(
+    "version, knows",
+    [("0.9.2", True), ("0.10.2", True), ("0.11.0", False), ("0.11.2", False), ("1.0", False)],
+)
+def test_only_added_where_xla_knows_the_flag(monkeypatch, version, knows):
+    """jaxlib 0.11's XLA aborts the process on the (then unknown) flag."""
+    assert xla_flags.xla_knows_flag(version) is knows
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setattr(xla_flags, "_backends_started", lambda: False)
+    monkeypatch.setattr(xla_flags, "xla_knows_flag", lambda: knows)
+    assert xla_flags.apply() is knows
+    assert (os.environ.get("XLA_FLAGS") == xla_flags.FUSION_EMITTERS_FLAG) is knows
