@@ -9,7 +9,11 @@ For each task, batch size and thread count, in one process:
 * **raw C**: `mujoco.rollout` of the same number of physics steps from the
   same states (its own thread pool, `nthread` threads), open loop: the upper
   limit of any C backend, with no observation, reward or JAX around it;
-* **dm_control**: one `dm_control.suite` environment stepped in Python.
+* **dm_control**: one `dm_control.suite` environment stepped in Python
+  (`--no-dm-control` skips it where dm-control is not installed);
+* on an accelerator, **ours, mujoco on the host**: the mujoco loop jitted for
+  the CPU device instead. The accelerator's column pays a device-to-host round
+  trip of the whole batch's state every step; the ratio of the two is its cost.
 
 Figures are environment (control) steps per second; the best of `--repeats`
 timings, each about `--seconds` long, after a warm-up call.
@@ -53,7 +57,15 @@ def _best(call, seconds: float, repeats: int) -> float:
     return best
 
 
-def ours(task, backend: str, batch: int, steps: int, seconds: float, repeats: int) -> float:
+def ours(
+    task, backend: str, batch: int, steps: int, seconds: float, repeats: int, device=None
+) -> float:
+    """Env steps/s of a jitted scan over `jax.vmap(env.step)` (on `device`, else the default)."""
+    with jax.default_device(device or jax.devices()[0]):
+        return _ours(task, backend, batch, steps, seconds, repeats)
+
+
+def _ours(task, backend: str, batch: int, steps: int, seconds: float, repeats: int) -> float:
     env = jaxcontrol.load(*task, backend=backend)
     low, high = (jnp.asarray(b) for b in equivalence.action_bounds(env.action_spec()))
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), batch))
@@ -113,27 +125,39 @@ def main():
     parser.add_argument("--steps", type=int, default=20, help="control steps per timed call")
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-dm-control", action="store_true", help="skip the dm_control column")
     args = parser.parse_args()
-    print(f"jax {jax.__version__}, mujoco {mujoco.__version__}, {os.cpu_count()} CPUs")
+    accelerator = jax.default_backend() != "cpu"
+    host = jax.devices("cpu")[0]
+    print(
+        f"jax {jax.__version__}, mujoco {mujoco.__version__}, {os.cpu_count()} CPUs, "
+        f"default device {jax.devices()[0].device_kind}"
+    )
     print(
         "| task | batch | threads | ours, mujoco | raw C (rollout) | ours / raw C | ours, mjx | mujoco / mjx | dm_control (1 env) |"
+        + (" ours, mujoco on the host | accelerator / host |" if accelerator else "")
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if accelerator else ""))
     for name in args.tasks:
         task = tuple(name.split("-", 1))
-        single = dm_control(task, args.seconds)
+        single = float("nan") if args.no_dm_control else dm_control(task, args.seconds)
         for batch in args.batch_sizes:
             mjx_speed = ours(task, "mjx", batch, args.steps, args.seconds, args.repeats)
             for threads in args.threads:
                 os.environ["JAXCONTROL_MUJOCO_THREADS"] = str(threads)
                 c_speed = ours(task, "mujoco", batch, args.steps, args.seconds, args.repeats)
                 raw = raw_c(task, batch, args.steps, threads, args.seconds, args.repeats)
-                print(
+                line = (
                     f"| {name} | {batch} | {threads} | {c_speed:,.0f} | {raw:,.0f} | "
                     f"{c_speed / raw:.2f} | {mjx_speed:,.0f} | {c_speed / mjx_speed:.1f}x | "
-                    f"{single:,.0f} |",
-                    flush=True,
+                    f"{single:,.0f} |"
                 )
+                if accelerator:
+                    on_host = ours(
+                        task, "mujoco", batch, args.steps, args.seconds, args.repeats, host
+                    )
+                    line += f" {on_host:,.0f} | {c_speed / on_host:.2f} |"
+                print(line, flush=True)
             jax.clear_caches()
 
 

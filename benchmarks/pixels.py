@@ -3,7 +3,8 @@
   * state: our `jax.jit(jax.vmap(env.step))` without pixels;
   * pixels: the same with `wrappers.Pixels` (84x84, camera 0, pure JAX);
   * dm_control: one environment's `step` plus `physics.render(84, 84)`, in a loop
-    (OpenGL through MUJOCO_GL; osmesa on a CPU machine).
+    (OpenGL through MUJOCO_GL; osmesa on a CPU machine). Where dm-control is not
+    installed, C MuJoCo's `mj_step` plus `mujoco.Renderer` stand in for it.
 
     python benchmarks/pixels.py --tasks cartpole-balance cheetah-run --batch-sizes 16 64 256
     python benchmarks/pixels.py --fidelity --markdown RENDERING-table.md   # every task's fidelity
@@ -24,6 +25,7 @@ os.environ.setdefault("MUJOCO_GL", "osmesa")
 
 import jax
 import jax.numpy as jnp
+import mujoco
 import numpy as np
 
 import jaxcontrol
@@ -48,8 +50,26 @@ def _ours(env, batch, seconds):
     return _rate(jax.jit(jax.vmap(env.step)), states, actions, batch, seconds)
 
 
+def _mujoco_renderer(env, seconds, size=84):
+    """One C MuJoCo env: `mj_step` x n_sub_steps plus `mujoco.Renderer` (where no dm-control)."""
+    model = env.mj_model
+    data = mujoco.MjData(model)
+    renderer = mujoco.Renderer(model, size, size)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        mujoco.mj_step(model, data, env.n_sub_steps)
+        renderer.update_scene(data, camera=0)
+        renderer.render()
+        steps += 1
+    renderer.close()
+    return steps / (time.perf_counter() - start)
+
+
 def _dm_control(domain, task, seconds, size=84):
-    dm_env = equivalence.reference_env(domain, task, seed=0)
+    try:
+        dm_env = equivalence.reference_env(domain, task, seed=0)
+    except ImportError:  # e.g. on a GPU machine without dm-control
+        return _mujoco_renderer(jaxcontrol.load(domain, task), seconds, size)
     spec = dm_env.action_spec()
     action = np.zeros(spec.shape)
     dm_env.reset()

@@ -11,6 +11,10 @@ For each task and batch size this measures, in one process:
   ours/raw is what our dm_control semantics cost;
 * **dm_control**: one `dm_control.suite` env stepped in Python with random
   actions (the peer; batch size 1 by nature);
+* **playground** (with `--playground`, where MuJoCo Playground ports the task):
+  the same loop over `jax.vmap` of Playground's port's `step`, on MJX's JAX
+  implementation. Its ports change the physics (control and physics steps,
+  solver caps), so `playground_model` names those beside its speed;
 * compile time: the first call minus a warm one.
 
 Each compiled call scans about `--env-steps` environment steps (batch x scan
@@ -46,6 +50,11 @@ from mujoco import mjx
 
 import jaxcontrol
 
+try:  # run as a script: benchmarks/ is on sys.path
+    import playground_peer
+except ImportError:  # imported as benchmarks.throughput
+    from benchmarks import playground_peer
+
 DEFAULT_TASKS = (
     "cartpole-swingup",
     "acrobot-swingup",
@@ -63,6 +72,8 @@ COLUMNS = (
     "raw_compile_s",
     "dm_control_steps_per_s",
     "steps",
+    "playground_steps_per_s",
+    "playground_model",
 )
 
 
@@ -175,8 +186,10 @@ def time_interleaved(calls: dict, repeats: int, seconds: float) -> dict[str, tup
     return {name: (max(first[name] - warm[name], 0.0), best[name]) for name in calls}
 
 
-def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace) -> dict:
-    """Ours and raw MJX throughput for one task and batch size."""
+def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace, peer=None) -> dict:
+    """Ours and raw MJX throughput for one task and batch size (and `peer`'s, if given).
+
+    `peer` is a MuJoCo Playground environment of the same task."""
     spec = env.action_spec()
     low, high = np.clip(spec.minimum, -1, 1), np.clip(spec.maximum, -1, 1)
     key = jax.random.key(0)
@@ -184,11 +197,13 @@ def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace) -> dict
     steps = scan_length(batch, args)
     ours = make_rollout(env.step, batch, steps, low, high)
     raw = make_rollout(raw_step_fn(env), batch, steps, low, high)
-    times = time_interleaved(
-        {"ours": lambda: ours(states, key), "raw": lambda: raw(states.data, key)},
-        args.repeats,
-        args.seconds,
-    )
+    calls = {"ours": lambda: ours(states, key), "raw": lambda: raw(states.data, key)}
+    if peer is not None:
+        # Playground's reset takes a raw uint32 key pair.
+        peer_states = jax.jit(jax.vmap(peer.reset))(jax.random.split(jax.random.PRNGKey(0), batch))
+        peer_rollout = make_rollout(peer.step, batch, steps, low, high)
+        calls["playground"] = lambda: peer_rollout(peer_states, key)
+    times = time_interleaved(calls, args.repeats, args.seconds)
     (ours_compile, ours_best), (raw_compile, raw_best) = times["ours"], times["raw"]
     n = batch * steps
     return {
@@ -198,6 +213,7 @@ def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace) -> dict
         "ours_over_raw": raw_best / ours_best,
         "ours_compile_s": ours_compile,
         "raw_compile_s": raw_compile,
+        "playground_steps_per_s": n / times["playground"][1] if peer is not None else float("nan"),
     }
 
 
@@ -235,7 +251,10 @@ def read_csv(path: str) -> list[dict]:
         rows = list(csv.DictReader(f))
     for row in rows:
         for column in COLUMNS[1:]:
-            row[column] = (int if column in ("batch", "steps") else float)(row[column])
+            if column != "playground_model":
+                row[column] = (int if column in ("batch", "steps") else float)(
+                    row.get(column) or "nan"
+                )
     return rows
 
 
@@ -287,6 +306,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="dm_control steps per repeat (0 skips dm_control)",
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--playground",
+        action="store_true",
+        help="also time MuJoCo Playground's port of each task it ports (pip install playground)",
+    )
     parser.add_argument("--csv", help="write the results as CSV here")
     parser.add_argument("--markdown", help="write a Markdown report here")
     parser.add_argument(
@@ -310,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(f"{k:>8}: {v}" for k, v in info.items()), flush=True)
     header = (
         f"{'task':<22} {'batch':>6} {'ours/s':>11} {'raw/s':>11} {'ratio':>6} "
-        f"{'compile ours':>12} {'raw':>6} {'dm_control/s':>12}"
+        f"{'compile ours':>12} {'raw':>6} {'dm_control/s':>12} {'playground/s':>11}"
     )
     print(header + "\n" + "-" * len(header), flush=True)
     rows = read_csv(args.csv) if args.resume else []
@@ -321,6 +345,11 @@ def main(argv: list[str] | None = None) -> int:
         if not todo:
             continue
         env = jaxcontrol.load(domain, task)
+        peer = (
+            playground_peer.load(name)
+            if args.playground and name in playground_peer.NAMES
+            else None
+        )
         dm_sps = (
             bench_dm_control(domain, task, args.dm_steps, args.repeats)
             if args.dm_steps > 0
@@ -331,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
                 "task": name,
                 "batch": batch,
                 "dm_control_steps_per_s": dm_sps,
-                **bench_jax(env, batch, args),
+                "playground_model": playground_peer.describe(peer) if peer is not None else "",
+                **bench_jax(env, batch, args, peer),
             }
             rows.append(row)
             if args.csv:  # after every row, so that a stopped run keeps what it measured
@@ -340,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name:<22} {batch:>6} {row['ours_steps_per_s']:>11,.0f} "
                 f"{row['raw_steps_per_s']:>11,.0f} {row['ours_over_raw']:>6.3f} "
                 f"{row['ours_compile_s']:>11.1f}s {row['raw_compile_s']:>5.1f}s "
-                f"{dm_sps:>12,.0f}",
+                f"{dm_sps:>12,.0f} {row['playground_steps_per_s']:>11,.0f} {row['playground_model']}",
                 flush=True,
             )
         # One process measures every task: release each task's executables (compiled
