@@ -85,6 +85,61 @@ def sync_velocity_sensors(physics: Physics) -> mjx.Data:
     return mjx.sensor_vel(model, data)
 
 
+def random_collision_free_pose(physics: Physics, key: jax.Array) -> Physics:
+    """Random joint angles and root orientation, redrawn until nothing touches."""
+
+    def draw(physics, key):
+        qpos = randomizers.randomize_limited_and_rotational_joints(
+            physics.mj_model, key, physics.data.qpos
+        )
+        return physics.with_data(qpos=qpos)
+
+    return randomizers.resample_while_penetrating(physics, key, draw)
+
+
+def stand_move_reward(
+    head_height: jax.Array,
+    uprightness: jax.Array,
+    control: jax.Array,
+    com_velocity: jax.Array,
+    move_speed: float,
+) -> jax.Array:
+    """Both humanoid domains' reward: head high, trunk upright, small controls, and
+    either keep still (`move_speed` 0) or move at least `move_speed` m/s.
+
+    Args:
+      head_height: the head's height (the standing term is 1 from `_STAND_HEIGHT`,
+        1.4 m in both domains).
+      uprightness: the world-z component of the trunk's upright axis.
+      control: the actions.
+      com_velocity: the centre of mass's velocity, (3,).
+      move_speed: 0, or the horizontal speed above which the move term is 1.
+    """
+    standing = rewards.tolerance(
+        head_height, bounds=(_STAND_HEIGHT, float("inf")), margin=_STAND_HEIGHT / 4
+    )
+    upright = rewards.tolerance(
+        uprightness, bounds=(0.9, float("inf")), sigmoid="linear", margin=1.9, value_at_margin=0
+    )
+    stand_reward = standing * upright
+    small_control = rewards.tolerance(
+        control, margin=1, value_at_margin=0, sigmoid="quadratic"
+    ).mean()
+    small_control = (4 + small_control) / 5
+    if move_speed == 0:
+        dont_move = rewards.tolerance(com_velocity[:2], margin=2).mean()
+        return small_control * stand_reward * dont_move
+    move = rewards.tolerance(
+        jnp.linalg.norm(com_velocity[:2]),
+        bounds=(move_speed, float("inf")),
+        margin=move_speed,
+        value_at_margin=0,
+        sigmoid="linear",
+    )
+    move = (5 * move + 1) / 6
+    return small_control * stand_reward * move
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Humanoid(Task):
     """Stand up (`move_speed` 0) or move at least `move_speed` m/s.
@@ -120,14 +175,7 @@ class Humanoid(Task):
         return sync_velocity_sensors(physics)
 
     def initialize_episode(self, physics, key):
-        # Find a collision-free random initial configuration.
-        def draw(physics, key):
-            qpos = randomizers.randomize_limited_and_rotational_joints(
-                physics.mj_model, key, physics.data.qpos
-            )
-            return physics.with_data(qpos=qpos)
-
-        return randomizers.resample_while_penetrating(physics, key, draw), {}
+        return random_collision_free_pose(physics, key), {}
 
     def get_observation(self, physics, variables):
         """Either the pure state or a set of egocentric features."""
@@ -146,35 +194,13 @@ class Humanoid(Task):
         )
 
     def get_reward(self, physics, variables):
-        standing = rewards.tolerance(
-            head_height(physics), bounds=(_STAND_HEIGHT, float("inf")), margin=_STAND_HEIGHT / 4
-        )
-        upright = rewards.tolerance(
+        return stand_move_reward(
+            head_height(physics),
             torso_upright(physics),
-            bounds=(0.9, float("inf")),
-            sigmoid="linear",
-            margin=1.9,
-            value_at_margin=0,
+            physics.control(),
+            center_of_mass_velocity(physics),
+            self.move_speed,
         )
-        stand_reward = standing * upright
-        small_control = rewards.tolerance(
-            physics.control(), margin=1, value_at_margin=0, sigmoid="quadratic"
-        ).mean()
-        small_control = (4 + small_control) / 5
-        if self.move_speed == 0:
-            horizontal_velocity = center_of_mass_velocity(physics)[:2]
-            dont_move = rewards.tolerance(horizontal_velocity, margin=2).mean()
-            return small_control * stand_reward * dont_move
-        com_velocity = jnp.linalg.norm(center_of_mass_velocity(physics)[:2])
-        move = rewards.tolerance(
-            com_velocity,
-            bounds=(self.move_speed, float("inf")),
-            margin=self.move_speed,
-            value_at_margin=0,
-            sigmoid="linear",
-        )
-        move = (5 * move + 1) / 6
-        return small_control * stand_reward * move
 
 
 _BENCHMARKING = ("benchmarking",)
