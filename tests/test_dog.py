@@ -44,7 +44,7 @@ RESETS_OURS, RESETS_DM = 1000, 300
 
 def _env(task_name):
     """The unregistered dog task (`dog.TASKS`) as an Env."""
-    return jaxcontrol.Env("dog", task_name, dog.TASKS[task_name][0])
+    return jaxcontrol.Env("dog", task_name, dog.TASKS[task_name])
 
 
 def _observer(env):
