@@ -161,7 +161,9 @@ class Env:
 
         def build():
             with jax.ensure_compile_time_eval():  # concrete even when first used under jit
-                return compat.put_model(self.mj_model, self.task.solver_caps)
+                # The C backend steps with C MuJoCo: MJX only computes kinematics there.
+                steps = self.backend == "mjx"
+                return compat.put_model(self.mj_model, self.task.solver_caps, steps=steps)
 
         return self._cached("mjx_model", build)
 

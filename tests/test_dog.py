@@ -12,6 +12,8 @@ Stepping the dog under MJX costs minutes of compilation; these checks need none:
   distributions (two-sample KS tests against dm_control's own resets).
 """
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,6 +22,7 @@ from scipy import stats
 
 import jaxcontrol
 from jaxcontrol import equivalence, parity
+from jaxcontrol.mjcf import compat
 from jaxcontrol.physics import Physics
 from jaxcontrol.tasks import dog
 
@@ -40,6 +43,9 @@ _READ = (
     "subtree_com",
 )
 RESETS_OURS, RESETS_DM = 1000, 300
+# MJX ignores dog's noslip iterations, and says so (tested below); the tests here run no
+# MJX step, so the warning is noise in them.
+pytestmark = pytest.mark.filterwarnings("ignore:the model sets noslip_iterations")
 
 
 def _env(task_name):
@@ -170,3 +176,14 @@ def test_reset_distribution_matches_dm_control(task_name):
         ball = env.names.rows("qpos")["ball_root"]
         for qpos in (ours[0], ref[0]):
             np.testing.assert_allclose(np.hypot(*qpos[:, ball[:2]].T), 7.5, rtol=1e-12)
+
+
+def test_mjx_warns_that_it_ignores_noslip():
+    """dog sets 4 noslip iterations, which MJX ignores: putting it on MJX says so."""
+    model = _env("stand").mj_model
+    assert model.opt.noslip_iterations == 4
+    with pytest.warns(UserWarning, match="noslip_iterations=4, which MJX ignores"):
+        compat.put_model(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compat.put_model(model, steps=False)  # kinematics only (the C backend)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 from typing import Any
 
 import jax
@@ -52,7 +53,10 @@ def to_mjx_compatible(
 
 
 def put_model(
-    mj_model: mujoco.MjModel, solver_caps: tuple[int, int] | None = None, **kwargs: Any
+    mj_model: mujoco.MjModel,
+    solver_caps: tuple[int, int] | None = None,
+    steps: bool = True,
+    **kwargs: Any,
 ) -> mjx.Model:
     """Returns `mjx.put_model(to_mjx_compatible(mj_model, solver_caps), **kwargs)`.
 
@@ -62,9 +66,20 @@ def put_model(
     Args:
         mj_model: A compiled model.
         solver_caps: see `to_mjx_compatible`.
+        steps: whether MJX will step this model; if so, a setting that MJX ignores
+            and that changes the dynamics (noslip) is warned about.
         **kwargs: Passed on to `mujoco.mjx.put_model` (e.g. `device`, `impl`).
     """
     _register_collisions()
+    if steps and mj_model.opt.noslip_iterations > 0:
+        # MJX has no noslip solver and ignores the setting without a word; say so, because
+        # the dynamics then differ from C MuJoCo's (dog: 4 noslip iterations).
+        warnings.warn(
+            f"the model sets noslip_iterations={mj_model.opt.noslip_iterations}, which MJX "
+            "ignores (it has no noslip solver): its contact friction, and so its trajectories, "
+            "will differ from C MuJoCo's (the C MuJoCo backend, backend='mujoco', keeps them)",
+            stacklevel=2,
+        )
     kwargs.setdefault("device", local_device())
     return mjx.put_model(to_mjx_compatible(mj_model, solver_caps), **kwargs)
 
