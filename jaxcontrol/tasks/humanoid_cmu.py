@@ -31,11 +31,6 @@ def thorax_upright(physics: Physics) -> jax.Array:
     return physics.named.data.xmat["thorax", "zy"]
 
 
-def center_of_mass_position(physics: Physics) -> jax.Array:
-    """The centre of mass (needs `sync_position` or more to be current)."""
-    return physics.named.data.subtree_com["thorax"]
-
-
 def center_of_mass_velocity(physics: Physics) -> jax.Array:
     """The centre of mass's velocity: the `thorax_subtreelinvel` sensor."""
     return physics.named.data.sensordata["thorax_subtreelinvel"]
