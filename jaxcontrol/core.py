@@ -284,7 +284,10 @@ class Env:
         return self._restart(physics, variables, next_key)
 
     def _restart(self, physics: Physics, variables, key) -> State:
-        data = physics_lib.forward_without_actuation(physics)
+        if self.backend == "mujoco":
+            data = cpu_physics.forward_without_actuation(self, physics, self.task.sync)
+        else:
+            data = physics_lib.forward_without_actuation(physics)
         physics = dataclasses.replace(physics, data=data)
         dtype = _float_dtype()
         return State(

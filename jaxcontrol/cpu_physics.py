@@ -1,8 +1,10 @@
 """C MuJoCo as an Env's physics: dm_control's own engine behind the same jittable step.
 
-`jaxcontrol.load(domain, task, backend="mujoco")` changes only the physics of a
-control step. Resets, observations, rewards, wrappers and learners are the MJX
-Env's. The step hands the whole batch to one host call (`jax.pure_callback`,
+`jaxcontrol.load(domain, task, backend="mujoco")` changes only the physics: a
+control step, and the forward pass that ends a reset (or `set_state`, `mirror`).
+The task's code (its reset's sampling, observations, rewards), wrappers and
+learners are the MJX Env's; a reset that tests collisions itself (a rejection
+sampler) still does so with MJX. The step hands the whole batch to one host call (`jax.pure_callback`,
 `vmap_method="broadcast_all"`), where worker threads step each environment with
 `mj_step` (MuJoCo releases the GIL while it steps) as dm_control's
 `Physics.step` does: `n_sub_steps` steps, then `mj_step1`. Each environment
@@ -103,10 +105,17 @@ class Engine:
         self.n_sub_steps = n_sub_steps
         self._pool = concurrent.futures.ThreadPoolExecutor(self.threads)
 
-    def step(self, time, fields: dict[str, np.ndarray], inputs: dict[str, np.ndarray]):
+    def step(
+        self,
+        time,
+        fields: dict[str, np.ndarray],
+        inputs: dict[str, np.ndarray],
+        forward_only: bool = False,
+    ):
         """One control step of every environment of a batch (NumPy, leading batch axis).
 
-        Returns the new time and the `_OUTPUTS` arrays, float64.
+        With `forward_only`, no step: `mj_forward` with actuation disabled, as
+        dm_control ends a reset. Returns the new time and the `_OUTPUTS` arrays, float64.
         """
         batch = time.shape[0]
         given = np.concatenate(
@@ -124,19 +133,31 @@ class Engine:
                 for name in self.model_fields:
                     getattr(model, name)[...] = fields[name][i]
                 mujoco.mj_setState(model, data, given[i], _SET_SPEC)
-                mujoco.mj_step(model, data, self.n_sub_steps)
-                mujoco.mj_step1(model, data)
+                if forward_only:
+                    mujoco.mj_forward(model, data)
+                else:
+                    mujoco.mj_step(model, data, self.n_sub_steps)
+                    mujoco.mj_step1(model, data)
                 mujoco.mj_getState(model, data, states[i], _GET_SPEC)
                 sensors[i] = data.sensordata
                 if data.warning.number[_INVALID].any():  # C reset the data and warned
                     invalid[i] = True
                     mujoco.mj_resetData(model, data)  # clears the warnings
 
+        # A reset's forward pass runs with actuation disabled, as dm_control's does.
+        models = self.models or [self.model]
+        flags = [m.opt.disableflags for m in models]
+        if forward_only:
+            for m in models:
+                m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
         try:
             list(self._pool.map(work, range(len(chunks)), chunks))
         except RuntimeError:  # the interpreter is exiting and its pools take no more work
             for worker, indices in enumerate(chunks):
                 work(worker, indices)
+        finally:
+            for m, f in zip(models, flags):
+                m.opt.disableflags = f
         states[invalid] = np.nan
         sensors[invalid] = np.nan
         sizes = [int(np.prod(self._shape(name))) for name in _STATE_OUT]
@@ -154,6 +175,21 @@ class Engine:
 
 def step(env, physics: physics_lib.Physics, sync: Callable) -> mjx.Data:
     """`physics_lib.step` on C MuJoCo: a control step of `env`, jittable and vmappable."""
+    return _host_physics(env, physics, sync, forward_only=False)
+
+
+def forward_without_actuation(env, physics: physics_lib.Physics, sync: Callable) -> mjx.Data:
+    """`physics_lib.forward_without_actuation` on C MuJoCo (a reset's forward pass).
+
+    C's contacts, constraint forces and sensors, as dm_control's after its reset,
+    and no MJX collision or solver to compile: the C backend's resets compile
+    only kinematics and the task's code (plus any collision test of its own
+    initialisation, such as a rejection sampler's).
+    """
+    return _host_physics(env, physics, sync, forward_only=True)
+
+
+def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_only: bool):
     engine = env._cached("cpu_engine", lambda: _engine(env))
     data = physics.data
     dtype = data.qpos.dtype
@@ -174,6 +210,7 @@ def step(env, physics: physics_lib.Physics, sync: Callable) -> mjx.Data:
             flat(time, ()),
             {k: flat(v, np.shape(v)[len(lead) :]) for k, v in fields.items()},
             {k: flat(v, np.shape(v)[len(lead) :]) for k, v in inputs.items()},
+            forward_only,
         )
         shaped = lambda x: wire.send(x.reshape(lead + x.shape[1:]))
         return shaped(time), {k: shaped(v) for k, v in out.items()}

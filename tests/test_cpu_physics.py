@@ -26,12 +26,15 @@ def _trajectory_differences(task, steps: int, seed: int = 0) -> dict[str, float]
     with equivalence.precision(True):
         env = jaxcontrol.load(*task, backend="mujoco")
         dm_env = equivalence.reference_env(*task, seed=seed)
-        dm_env.reset()
-        state = equivalence.mirror(env, dm_env)
+        first = dm_env.reset()
+        state = equivalence.mirror(env, dm_env)  # its forward pass is C's too
         step = jax.jit(env.step)
         rng = np.random.default_rng(seed)
         low, high = equivalence.action_bounds(dm_env.action_spec())
         worst = dict.fromkeys(("qpos", "qvel", "observation", "reward"), 0.0)
+        for key, value in first.observation.items():
+            difference = np.abs(np.asarray(state.observation[key]) - value).max()
+            worst["observation"] = max(worst["observation"], float(difference))
         for _ in range(steps):
             action = rng.uniform(low, high)
             timestep = dm_env.step(action)
@@ -64,6 +67,34 @@ def test_full_trajectories_are_dm_controls(task):
     assert worst["observation"] <= 1e-12 and worst["reward"] <= 1e-12, worst
 
 
+def test_a_reset_ends_with_cs_forward_pass(monkeypatch):
+    """hopper's touch sensors read contact forces: after a reset into the floor, ours
+    are C's, as dm_control's are, from one host call per batch (no MJX solver)."""
+    env = jaxcontrol.load("hopper", "stand", backend="mujoco")
+    engine_step, calls = cpu_physics.Engine.step, []
+
+    def spy(self, time, fields, inputs, forward_only=False):
+        calls.append((time.shape, forward_only))
+        return engine_step(self, time, fields, inputs, forward_only)
+
+    monkeypatch.setattr(cpu_physics.Engine, "step", spy)
+    with equivalence.precision(True):
+        dm_env = equivalence.reference_env("hopper", "stand", seed=0)
+        dm_env.reset()
+        physics = dm_env.physics
+        with physics.reset_context():  # upright, pushed into the floor: both feet touch
+            physics.data.qpos[:] = 0
+            physics.data.qpos[1] = -0.1
+        theirs = dm_env.task.get_observation(physics)
+        assert np.all(theirs["touch"] > 0), theirs["touch"]
+        state = equivalence.mirror(env, dm_env)
+        for key, value in theirs.items():
+            np.testing.assert_allclose(state.observation[key], value, rtol=0, atol=1e-12)
+    assert calls == [((1,), True)]
+    jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 4))
+    assert calls[-1] == ((4,), True)
+
+
 def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="unknown backend 'c'; valid backends: mjx, mujoco"):
         jaxcontrol.load("cartpole", "swingup", backend="c")
@@ -80,9 +111,9 @@ def test_a_vmapped_batch_is_one_host_call(cartpole, monkeypatch):
     actions = jax.random.uniform(jax.random.key(1), (5, 1), minval=-1, maxval=1)
     engine_step, batches = cpu_physics.Engine.step, []
 
-    def spy(self, time, fields, inputs):
+    def spy(self, time, *args):
         batches.append(time.shape)
-        return engine_step(self, time, fields, inputs)
+        return engine_step(self, time, *args)
 
     monkeypatch.setattr(cpu_physics.Engine, "step", spy)
     batched = jax.jit(jax.vmap(cartpole.step))(states, actions)
