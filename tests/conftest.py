@@ -36,6 +36,13 @@ def pytest_addoption(parser):
         help="comma-separated DOMAIN-TASK list to restrict the per-task tests",
     )
     parser.addoption(
+        "--backend",
+        default="auto",
+        choices=("auto", "mjx", "mujoco"),
+        help="physics of the per-task battery and one-step parity: auto (MJX, but the C "
+        "backend for the largest models; tests/pertask.py), mjx or mujoco",
+    )
+    parser.addoption(
         "--parity-records",
         default="parity_records",
         help="directory where the full tier writes each task's PARITY.md record",

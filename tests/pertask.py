@@ -7,6 +7,13 @@ task, together with JAX's compiled executables.
 """
 
 import functools
+import hashlib
+
+import mujoco
+import numpy as np
+
+import jaxcontrol
+from jaxcontrol.mjcf import compat
 
 _CACHES: list = []
 
@@ -21,3 +28,50 @@ def task_cache(function):
 def clear_task_caches() -> None:
     for cached in _CACHES:
         cached.cache_clear()
+
+
+# MJX's constraint rows (every contact slot, active or not) measure a model's cost to
+# compile and to step: cartpole has 1, quadruped-escape 1,972, humanoid_CMU 4,684, dog
+# 32,530. Above this many, one task's MJX physics costs the default tier 430 to 970
+# worker-seconds (BENCHMARKS.md, "The largest models in the default tier").
+LARGE_MODEL_ROWS = 4_000
+
+
+def constraint_rows(env) -> int:
+    """MJX's constraint rows for `env`'s model (no tracing: the initial data's shape)."""
+    return int(env._initial_data()._impl.efc_J.shape[0])
+
+
+@functools.cache
+def physics_key(task) -> tuple:
+    """What MJX compiles of `task`'s physics: its domain, compiled model (as MJX gets
+    it, solver caps included), substeps and per-episode model fields (which enter
+    the physics as data, or, where MJX keeps them static, as a program per value).
+    Tasks with equal keys step the same physics program; only their task code
+    (resets, observations, rewards) differs."""
+    env = jaxcontrol.load(*task)
+    model = compat.to_mjx_compatible(env.mj_model, env.task.solver_caps)
+    buffer = np.zeros(mujoco.mj_sizeModel(model), np.uint8)
+    mujoco.mj_saveModel(model, None, buffer)
+    digest = hashlib.sha256(buffer.tobytes()).hexdigest()
+    return (task[0], digest, env.n_sub_steps, env.task.episode_model_fields)
+
+
+def backend_for(task, config) -> str:
+    """The backend that `task`'s battery and one-step parity step with.
+
+    `--backend`, whose default "auto" tests MJX once per distinct physics and
+    every task's own code on every task: MJX for the first registered task of each
+    `physics_key`, the C backend behind the same Env for the others (their task
+    code is what differs, and C's float64 steps are dm_control's, so their parity
+    is exact). Models of LARGE_MODEL_ROWS rows or more run on the C backend
+    throughout; `--backend mjx` and the full tier step them, and the others, on MJX.
+    """
+    chosen = config.getoption("--backend")
+    if chosen != "auto":
+        return chosen
+    if constraint_rows(jaxcontrol.load(*task)) >= LARGE_MODEL_ROWS:
+        return "mujoco"
+    domain = [t for t in jaxcontrol.ALL_TASKS if t[0] == task[0]]
+    first = next(t for t in domain if physics_key(t) == physics_key(task))
+    return "mjx" if first == task else "mujoco"

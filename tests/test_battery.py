@@ -8,13 +8,17 @@ time limit (never, where the limit is infinite), and at a terminal state with
 the task's discount where the task declares one (`Task.terminal_state`). Full
 tier (`-m full`): 1024 environments run a whole episode, and the NaN soak counts
 non-finite states over 1e6 random-action steps.
+
+The default tier steps each task on the backend `pertask.backend_for` picks: MJX
+once per distinct physics, the C backend behind the same Env for tasks that share
+another's physics and for the largest models (`--backend` overrides it).
 """
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from pertask import task_cache
+from pertask import backend_for, task_cache
 
 import jaxcontrol
 from jaxcontrol import StepType, equivalence
@@ -32,7 +36,9 @@ MIN_STEPS = 5
 
 
 def rollout_steps(env) -> int:
-    """Control steps of the battery's rollout: STEPS, or fewer on the largest models."""
+    """Control steps of the battery's rollout: STEPS, or fewer on the largest MJX models."""
+    if env.backend != "mjx":  # C MuJoCo steps the largest model in milliseconds
+        return STEPS
     rows = env.blank_state().data._impl.efc_J.shape[0]
     affordable = ROW_SUBSTEPS // max(1, rows * env.n_sub_steps)
     return int(np.clip(affordable, MIN_STEPS, STEPS))
@@ -59,8 +65,8 @@ def _step(env, states, actions):
 
 
 @pytest.fixture(scope="module")
-def env(task):
-    return jaxcontrol.load(*task)
+def env(task, request):
+    return jaxcontrol.load(*task, backend=backend_for(task, request.config))
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +91,20 @@ def _short_rollout(env):
     states, trajectory = first, []
     for action in actions:
         states = _step(env, states, action)
-        trajectory.append(_without_key(states))
+        trajectory.append(_recorded(states))
     return first, states, jax.tree.map(lambda *xs: np.stack(xs), *trajectory)
 
 
 def _without_key(states):
     return jax.tree.map(np.asarray, states.replace(key=None))
+
+
+def _recorded(states):
+    """A step's record: the state without its key, and of its physics data only the
+    state variables (the rest derives from them; dog's constraint arrays alone are
+    over 10 MB per environment and step)."""
+    data = {k: getattr(states.data, k) for k in ("time", "qpos", "qvel", "act", "qacc_warmstart")}
+    return _without_key(states.replace(data=data))
 
 
 @pytest.fixture(scope="module")

@@ -49,8 +49,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:the model sets noslip_iterations
 
 
 def _env(task_name):
-    """The unregistered dog task (`dog.TASKS`) as an Env."""
-    return jaxcontrol.Env("dog", task_name, dog.TASKS[task_name])
+    return jaxcontrol.load("dog", task_name)
 
 
 def _observer(env):

@@ -13,7 +13,6 @@ import pytest
 import jaxcontrol
 from jaxcontrol import equivalence
 from jaxcontrol.physics import Physics
-from jaxcontrol.tasks import humanoid_cmu
 
 N_STATES = 24
 
@@ -41,8 +40,7 @@ def _dm_states(dm_env, seed):
 @pytest.mark.parametrize("task_name", ["stand", "walk", "run"])
 def test_observation_and_reward_match_dm_control(task_name):
     with equivalence.precision(True):
-        # Not registered yet: the task from its module's table.
-        env = jaxcontrol.Env("humanoid_CMU", task_name, humanoid_cmu.TASKS[task_name])
+        env = jaxcontrol.load("humanoid_CMU", task_name)
         dm_env = equivalence.reference_for(env, seed=0)
         blank = env._initial_data()
         rewards = []

@@ -8,7 +8,8 @@ float32, or 10x stock `mjx.step`'s own error against C MuJoCo on the same
 states, whichever is larger.
 
 Default tier: one float64 step from a few states, and the FIRST observation of
-dm_control's resets. Full tier (`-m full`): the figures of PARITY.md (one step
+dm_control's resets, on the physics `pertask.backend_for` picks (MJX once per
+distinct physics; the C backend for the siblings and the largest models). Full tier (`-m full`): the figures of PARITY.md (one step
 in float32 and float64 from more states, whole episodes, reset and return
 distributions). The float32 one step left the default tier when the suite
 reached 39 tasks: its compile of our state injection cost ~600 worker-seconds
@@ -17,7 +18,7 @@ run every task in float32.
 """
 
 import pytest
-from pertask import task_cache
+from pertask import backend_for, task_cache
 
 import jaxcontrol
 from jaxcontrol import equivalence, parity
@@ -26,9 +27,9 @@ N_STATES = 12
 
 
 @task_cache
-def _one_step_float64(task):
+def _one_step_float64(task, backend):
     with equivalence.precision(True):
-        env = jaxcontrol.load(*task)
+        env = jaxcontrol.load(*task, backend=backend)
         transitions = equivalence.reference_transitions(env, n=N_STATES, seed=0)
         assert any(t.start.step == 0 for t in transitions)
         ours, cpu, _ = equivalence.step_parity(env, transitions, raw=False)
@@ -44,8 +45,8 @@ def _assert_within(differences, raw, who):
     assert not misses, f"{who} differs from dm_control (difference, tolerance): {misses}"
 
 
-def _expected_keys(task):
-    env = jaxcontrol.load(*task)
+def _expected_keys(task, backend):
+    env = jaxcontrol.load(*task, backend=backend)
     keys = list(env.observation_spec())
     return (
         {f"obs/{k}" for k in keys} | {f"reset_obs/{k}" for k in keys} | {"reward", "qpos", "qvel"}
@@ -53,9 +54,12 @@ def _expected_keys(task):
 
 
 @pytest.mark.float64
-def test_one_step_float64(task):
-    ours, cpu, raw = _one_step_float64(task)
-    assert set(ours) == _expected_keys(task)
+def test_one_step_float64(task, request):
+    """Ours on the backend the battery uses (`pertask.backend_for`): MJX, or for the
+    largest models C MuJoCo behind our Env (their MJX step is the full tier's)."""
+    backend = backend_for(task, request.config)
+    ours, cpu, raw = _one_step_float64(task, backend)
+    assert set(ours) == _expected_keys(task, backend)
     _assert_within(ours, raw, "MJX")
     _assert_within(cpu, {}, "CPU path")  # C MuJoCo on our model: 1e-9, whatever MJX does
 

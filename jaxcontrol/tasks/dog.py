@@ -20,6 +20,7 @@ import numpy as np
 
 from jaxcontrol import mjcf, rewards
 from jaxcontrol.physics import Physics
+from jaxcontrol.registry import REGISTRY
 from jaxcontrol.task import Task
 from jaxcontrol.tasks import humanoid
 
@@ -357,16 +358,12 @@ class Fetch(Stand):
         )
 
 
-# Not in the registry yet (NOTES.md): one MJX step of dog costs minutes of compilation
-# here, which the default test tier cannot pay for five tasks, and stock MJX is far from
-# C MuJoCo on dog's states (MJX ignores the model's noslip iterations). Until both are
-# solved, the tasks are built from this table: `jaxcontrol.Env("dog", name, TASKS[name])`.
-TASKS: dict[str, Task] = {"stand": Stand()}
+# dm_control's tags: no reward visualisation for any, and fetch is hard.
+_TAGS = ("no_reward_visualization",)
+REGISTRY.add("dog", "stand", Stand(), _TAGS)
 for _name, _speed in (("walk", _WALK_SPEED), ("trot", _TROT_SPEED), ("run", _RUN_SPEED)):
     # dm_control sizes each floor for its default episode at the target speed.
-    TASKS[_name] = Move(move_speed=_speed, floor_size=_speed * _DEFAULT_TIME_LIMIT)
-TASKS["fetch"] = Fetch()
-# dm_control's tags, for the registry.
-TAGS = {
-    name: ("no_reward_visualization",) + (("hard",) if name == "fetch" else ()) for name in TASKS
-}
+    REGISTRY.add(
+        "dog", _name, Move(move_speed=_speed, floor_size=_speed * _DEFAULT_TIME_LIMIT), _TAGS
+    )
+REGISTRY.add("dog", "fetch", Fetch(), _TAGS + ("hard",))

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from jaxcontrol import mjcf
 from jaxcontrol.physics import Physics
+from jaxcontrol.registry import REGISTRY
 from jaxcontrol.task import Task
 from jaxcontrol.tasks import humanoid
 
@@ -104,12 +105,7 @@ class HumanoidCMU(Task):
         )
 
 
-# Not in the registry yet (NOTES.md): one float64 MJX step of this model costs minutes of
-# compilation here, which the default test tier cannot pay three times over. Until it
-# can, the tasks are built from this table (dm_control tags none of them):
-# `jaxcontrol.Env("humanoid_CMU", name, TASKS[name])`.
-TASKS: dict[str, HumanoidCMU] = {
-    "stand": HumanoidCMU(move_speed=0),
-    "walk": HumanoidCMU(move_speed=_WALK_SPEED),
-    "run": HumanoidCMU(move_speed=_RUN_SPEED),
-}
+# dm_control tags none of humanoid_CMU's tasks.
+REGISTRY.add("humanoid_CMU", "stand", HumanoidCMU(move_speed=0))
+REGISTRY.add("humanoid_CMU", "walk", HumanoidCMU(move_speed=_WALK_SPEED))
+REGISTRY.add("humanoid_CMU", "run", HumanoidCMU(move_speed=_RUN_SPEED))
