@@ -11,11 +11,11 @@ sampler) still does so with MJX. The step hands the whole batch to one host call
 carries its own solver warm start and per-episode model fields, so float64
 trajectories are dm_control's, bit for bit.
 
-C returns qpos, qvel, act, time, the warm start and `sensordata` (position and
+C returns qpos, qvel, act, time, the warm start, `sensordata` (position and
 velocity sensors at the new state, acceleration sensors of the last substep, as
-dm_control reads them). The poses and velocities a task reads are then
-recomputed from the new state in JAX (`mjx.kinematics` and the task's `sync`),
-where the MJX backend ends its step too; the sensors stay C's.
+dm_control reads them) and the poses of `mj_kinematics` (bodies, geoms, sites).
+Whatever else a task reads (centres of mass, velocities) its `sync` recomputes
+in JAX, where the MJX backend ends its step too; the sensors stay C's.
 
 Worker threads: `JAXCONTROL_MUJOCO_THREADS`, else the machine's CPU count.
 
@@ -62,7 +62,22 @@ _SET_SPEC = int(np.bitwise_or.reduce([int(bit) for _, bit in _STATE]))
 _GET_SPEC = int(np.bitwise_or.reduce([int(bit) for _, bit in _STATE[:5]]))
 # What the host call reads from each environment's data (besides time), and writes back.
 _INPUTS = tuple(name for name, _ in _STATE[1:])
-_OUTPUTS = (*_STATE_OUT[1:], "sensordata")
+# What `mj_kinematics` computes (as `mjx.kinematics` does): C's values come back with
+# the state, so the JAX side compiles no kinematics of its own (dog's cost 19 s).
+_KINEMATICS = (
+    "xanchor",
+    "xaxis",
+    "xpos",
+    "xquat",
+    "xmat",
+    "xipos",
+    "ximat",
+    "geom_xpos",
+    "geom_xmat",
+    "site_xpos",
+    "site_xmat",
+)
+_OUTPUTS = (*_STATE_OUT[1:], "sensordata", *_KINEMATICS)
 _INVALID = [
     int(mujoco.mjtWarning.mjWARN_BADQPOS),
     int(mujoco.mjtWarning.mjWARN_BADQVEL),
@@ -123,6 +138,7 @@ class Engine:
         )
         states = np.empty((batch, mujoco.mj_stateSize(self.model, _GET_SPEC)))
         sensors = np.empty((batch, self.model.nsensordata))
+        poses = {name: np.empty((batch,) + self._shape(name)) for name in _KINEMATICS}
         invalid = np.zeros(batch, bool)
         chunks = np.array_split(np.arange(batch), min(self.threads, batch))
 
@@ -140,6 +156,8 @@ class Engine:
                     mujoco.mj_step1(model, data)
                 mujoco.mj_getState(model, data, states[i], _GET_SPEC)
                 sensors[i] = data.sensordata
+                for name, array in poses.items():
+                    array[i] = getattr(data, name)
                 if data.warning.number[_INVALID].any():  # C reset the data and warned
                     invalid[i] = True
                     mujoco.mj_resetData(model, data)  # clears the warnings
@@ -167,6 +185,7 @@ class Engine:
             for name, part in zip(_STATE_OUT, parts)
         }
         out["sensordata"] = sensors
+        out.update(poses)
         return out.pop("time"), out
 
     def _shape(self, name: str) -> tuple[int, ...]:
@@ -196,9 +215,10 @@ def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_onl
     fields = {name: physics.model_fields[name] for name in engine.model_fields}
     inputs = {name: getattr(data, name) for name in _INPUTS}
     wire = _Wire(dtype)
+    tails = {name: getattr(data, name).shape for name in _OUTPUTS}  # one environment's
     result_shape = (
         wire.spec(data.time.shape),
-        {name: wire.spec(getattr(data, name).shape) for name in _OUTPUTS},
+        {name: wire.spec(tails[name]) for name in _OUTPUTS},
     )
 
     def host(time, fields, inputs):
@@ -212,16 +232,15 @@ def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_onl
             {k: flat(v, np.shape(v)[len(lead) :]) for k, v in inputs.items()},
             forward_only,
         )
-        shaped = lambda x: wire.send(x.reshape(lead + x.shape[1:]))
-        return shaped(time), {k: shaped(v) for k, v in out.items()}
+        shaped = lambda x, tail: wire.send(x.reshape(lead + tail))
+        return shaped(time, ()), {k: shaped(v, tails[k]) for k, v in out.items()}
 
     operands = jax.tree.map(wire.encode, (data.time, fields, inputs))
     results = jax.pure_callback(host, result_shape, *operands, vmap_method="broadcast_all")
     time, out = jax.tree.map(wire.receive, results)
+    # State, sensors and poses are C's (poses after `mj_step1`, as dm_control reads them);
+    # the task's `sync` recomputes the rest it reads (centres of mass, velocities).
     data = data.replace(time=time, **{k: out[k] for k in _OUTPUTS})
-    # MJX's kinematics writes normalised quaternions back into qpos (an ulp off C's):
-    # the state stays C's.
-    data = mjx.kinematics(physics.model, data).replace(qpos=out["qpos"])
     data = sync(dataclasses.replace(physics, data=data))
     return data.replace(sensordata=out["sensordata"])
 
