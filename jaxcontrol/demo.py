@@ -69,12 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         "--steps", type=int, default=None, help="control steps (default: one episode)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backend", default="mjx", help="physics: mjx or mujoco (C MuJoCo)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help or a malformed option
         return int(exit_.code or 0)
     try:
-        env = jaxcontrol.load(*_parse_env(args.env))
+        env = jaxcontrol.load(*_parse_env(args.env), backend=args.backend)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     device = jax.devices()[0]
     episode = "" if steps >= (env.episode_length or 0) else f" (first {steps} steps only)"
-    print(f"task:        {env.domain}-{env.task_name}")
+    print(f"task:        {env.domain}-{env.task_name} ({env.backend} physics)")
     print(f"device:      {jax.default_backend()} ({device.device_kind})")
     print(f"num envs:    {args.num_envs}")
     print(f"steps:       {steps} per env (episode length {env.episode_length})")

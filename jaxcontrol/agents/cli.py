@@ -218,6 +218,13 @@ def _train_parser() -> _Parser:
         f"convolutional encoder ({', '.join(PIXEL_AGENTS)}); the replay then defaults to "
         f"{PIXEL_DEFAULTS['replay_capacity']} transitions",
     )
+    p.add_argument(
+        "--backend",
+        default="mjx",
+        help="physics: mjx (default; any device) or mujoco (dm_control's C MuJoCo on the "
+        "host's CPU threads, behind the same jitted step; the faster on a CPU for contact "
+        "tasks: BENCHMARKS.md)",
+    )
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument(
         "--set",
@@ -287,6 +294,9 @@ def train_main(argv: list[str]) -> int:
                 f"the agents that learn from pixels are {', '.join(PIXEL_AGENTS)}"
             )
         _check_distributed(args)
+        from jaxcontrol import cpu_physics  # pylint: disable=import-outside-toplevel
+
+        cpu_physics.check_backend(args.backend)
         domain, task = _parse_env(args.env)
         if args.video:
             _check_video()
@@ -301,6 +311,8 @@ def train_main(argv: list[str]) -> int:
         }
         if args.pixels:  # absent for state runs, as in runs from before --pixels
             run_info["pixels"] = True
+        if args.backend != "mjx":  # absent for MJX runs, as in runs from before --backend
+            run_info["backend"] = args.backend
         run_json = os.path.join(args.out, "run.json")
         if args.resume:
             diffs = _differences(_read_run_json(args.out), run_info)
@@ -321,7 +333,7 @@ def train_main(argv: list[str]) -> int:
                     process_id=args.process_id,
                 )
             mesh = _make_mesh(args.devices)
-            env = make_env(domain, task, args.action_repeat, args.pixels)
+            env = make_env(domain, task, args.action_repeat, args.pixels, args.backend)
             learner = get_agent(args.agent).make_learner(config, env, mesh=mesh)
         except (UsageError, ValueError):
             if created:
@@ -370,17 +382,19 @@ def train_main(argv: list[str]) -> int:
     return 0
 
 
-def make_env(domain: str, task: str, action_repeat: int = 1, pixels: bool = False):
+def make_env(
+    domain: str, task: str, action_repeat: int = 1, pixels: bool = False, backend: str = "mjx"
+):
     """The environment a run trains on.
 
-    The task, under ``ActionRepeat`` when k > 1; with ``pixels``, observed as the
+    The task on ``backend``'s physics, under ``ActionRepeat`` when k > 1; with ``pixels``, observed as the
     suite paper's 84x84 images of camera 0, the last ``PIXEL_FRAMES`` stacked:
     ``FrameStack(Pixels(...))``, uint8 (84, 84, 9), rendered once per (repeated) step.
     """
     import jaxcontrol  # pylint: disable=import-outside-toplevel
     from jaxcontrol import wrappers  # pylint: disable=import-outside-toplevel
 
-    env = jaxcontrol.load(domain, task)
+    env = jaxcontrol.load(domain, task, backend=backend)
     if action_repeat > 1:
         env = wrappers.ActionRepeat(env, action_repeat)
     if pixels:
@@ -467,10 +481,11 @@ def _config_dict(config) -> dict:
 
 def _differences(saved: dict, current: dict) -> list[str]:
     diffs = []
-    # Runs from before --action-repeat and --pixels; state runs leave "pixels" out.
-    saved = {"action_repeat": 1, "pixels": False, **saved}
-    current = {"pixels": False, **current}
-    for key in ("env", "action_repeat", "pixels", "agent", "seed"):
+    # Runs from before --action-repeat, --pixels and --backend leave them out, as state
+    # and MJX runs still do.
+    saved = {"action_repeat": 1, "pixels": False, "backend": "mjx", **saved}
+    current = {"pixels": False, "backend": "mjx", **current}
+    for key in ("env", "action_repeat", "pixels", "backend", "agent", "seed"):
         if saved.get(key) != current[key]:
             diffs.append(f"{key} {saved.get(key)!r} != {current[key]!r}")
     old, new = saved.get("config"), current["config"]
@@ -538,6 +553,18 @@ def action_repeat(info: dict) -> int:
     return k
 
 
+def backend(info: dict) -> str:
+    """A run's physics backend ("mjx" for runs without the key)."""
+    from jaxcontrol import cpu_physics  # pylint: disable=import-outside-toplevel
+
+    value = info.get("backend", "mjx")
+    if value not in cpu_physics.BACKENDS:
+        raise UsageError(
+            f"run.json: backend must be one of {', '.join(cpu_physics.BACKENDS)}, got {value!r}"
+        )
+    return value
+
+
 def pixels(info: dict) -> bool:
     """Whether a run learns from pixels (False for runs without the key)."""
     value = info.get("pixels", False)
@@ -559,6 +586,7 @@ def read_run(run_dir: str) -> tuple[dict, str, str, Any]:
     domain, task = _parse_env(str(info.get("env")))
     action_repeat(info)
     pixels(info)
+    backend(info)
     from jaxcontrol.agents.common.config import config_from_dict  # pylint: disable=import-outside-toplevel
 
     try:
@@ -581,7 +609,7 @@ def restore_policy(run_dir: str, info: dict, domain: str, task: str, config, pro
     from jaxcontrol.agents.common import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
 
-    env = make_env(domain, task, action_repeat(info), pixels(info))
+    env = make_env(domain, task, action_repeat(info), pixels(info), backend(info))
     learner = get_agent(info["agent"]).make_learner(config, env)
     train_key, _ = run_lib.split_run_key(info["seed"])
     directory = os.path.join(run_dir, "checkpoints")

@@ -135,8 +135,27 @@ def test_existing_run_and_mismatched_resume_are_refused(straight_run, capsys):
     assert "learning_rate" in _one_error_line(capsys)
     assert cli.train_main([*TINY_PPO, "--seed", "4", "--out", straight_run, "--resume"]) == 2
     assert "seed" in _one_error_line(capsys)
+    resumed_on_c = [*TINY_PPO, "--backend", "mujoco", "--out", straight_run, "--resume"]
+    assert cli.train_main(resumed_on_c) == 2
+    assert "backend 'mjx' != 'mujoco'" in _one_error_line(capsys)
     with open(os.path.join(straight_run, "eval.json")) as f:
         assert f.read() == before
+
+
+def test_train_on_the_c_backend(tmp_path, xla_cache):
+    """--backend mujoco trains on dm_control's engine; the run records it, and
+    evaluation rebuilds the task on it."""
+    del xla_cache
+    out = str(tmp_path / "c")
+    assert cli.train_main([*TINY_PPO, "--backend", "mujoco", "--out", out]) == 0
+    with open(os.path.join(out, "run.json")) as f:
+        assert json.load(f)["backend"] == "mujoco"
+    with open(os.path.join(out, "eval.json")) as f:
+        trained = json.load(f)
+    assert trained["episodes"] == 2 and trained["env_steps"] == 2048
+    assert cli.evaluate_main([out, "--episodes", "2"]) == 0
+    with open(os.path.join(out, "eval.json")) as f:
+        assert json.load(f)["returns"] == trained["returns"]
 
 
 def test_evaluate_rewrites_eval_json(straight_run):

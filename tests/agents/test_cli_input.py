@@ -92,6 +92,7 @@ def _rejected(argv, out):
         (["stray"], "unexpected argument 'stray'"),
         (["--agent", "ppp"], "unknown agent 'ppp'; did you mean 'ppo'?"),
         (["--env", "cartpole-balanse"], "did you mean 'cartpole-balance'"),
+        (["--backend", "c"], "unknown backend 'c'; valid backends: mjx, mujoco"),
     ],
 )
 def test_each_bad_value_names_what_is_valid(argv, expected, out):

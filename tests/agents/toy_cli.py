@@ -49,7 +49,9 @@ def use_toy_env(monkeypatch) -> None:
     monkeypatch.setattr(
         cli, "_parse_env", lambda n: ("toy", "line") if n == "toy-line" else real(n)
     )
-    monkeypatch.setattr(jaxcontrol, "load", lambda domain, task: ToyEnv(episode_length=50))
+    monkeypatch.setattr(
+        jaxcontrol, "load", lambda domain, task, backend="mjx": ToyEnv(episode_length=50)
+    )
 
 
 class _Patch:
