@@ -4,8 +4,8 @@
 control step, and the forward pass that ends a reset (or `set_state`, `mirror`).
 The task's code (its reset's sampling, observations, rewards), wrappers and
 learners are the MJX Env's; a reset that tests collisions itself (a rejection
-sampler) still does so with MJX. The step hands the whole batch to one host call (`jax.pure_callback`,
-`vmap_method="broadcast_all"`), where worker threads step each environment with
+sampler) still does so with MJX. The step hands the whole batch to one host call
+(`jax.pure_callback`, `vmap_method="broadcast_all"`), where worker threads step each environment with
 `mj_step` (MuJoCo releases the GIL while it steps) as dm_control's
 `Physics.step` does: `n_sub_steps` steps, then `mj_step1`. Each environment
 carries its own solver warm start and per-episode model fields, so float64

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from pertask import backend_for, task_cache
+from pertask import backend_for, constraint_rows, task_cache
 
 import jaxcontrol
 from jaxcontrol import StepType, equivalence
@@ -39,8 +39,7 @@ def rollout_steps(env) -> int:
     """Control steps of the battery's rollout: STEPS, or fewer on the largest MJX models."""
     if env.backend != "mjx":  # C MuJoCo steps the largest model in milliseconds
         return STEPS
-    rows = env.blank_state().data._impl.efc_J.shape[0]
-    affordable = ROW_SUBSTEPS // max(1, rows * env.n_sub_steps)
+    affordable = ROW_SUBSTEPS // max(1, constraint_rows(env) * env.n_sub_steps)
     return int(np.clip(affordable, MIN_STEPS, STEPS))
 
 

@@ -387,8 +387,8 @@ def make_env(
 ):
     """The environment a run trains on.
 
-    The task on ``backend``'s physics, under ``ActionRepeat`` when k > 1; with ``pixels``, observed as the
-    suite paper's 84x84 images of camera 0, the last ``PIXEL_FRAMES`` stacked:
+    The task on ``backend``'s physics, under ``ActionRepeat`` when k > 1; with
+    ``pixels``, observed as the suite paper's 84x84 images of camera 0, the last ``PIXEL_FRAMES`` stacked:
     ``FrameStack(Pixels(...))``, uint8 (84, 84, 9), rendered once per (repeated) step.
     """
     import jaxcontrol  # pylint: disable=import-outside-toplevel
