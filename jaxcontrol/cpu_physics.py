@@ -5,11 +5,11 @@ control step, and the forward pass that ends a reset (or `set_state`, `mirror`).
 The task's code (its reset's sampling, observations, rewards), wrappers and
 learners are the MJX Env's; a reset that tests collisions itself (a rejection
 sampler) still does so with MJX. The step hands the whole batch to one host call
-(`jax.pure_callback`, `vmap_method="broadcast_all"`), where worker threads step each environment with
-`mj_step` (MuJoCo releases the GIL while it steps) as dm_control's
-`Physics.step` does: `n_sub_steps` steps, then `mj_step1`. Each environment
-carries its own solver warm start and per-episode model fields, so float64
-trajectories are dm_control's, bit for bit.
+(`jax.pure_callback`, `vmap_method="broadcast_all"`), where MuJoCo's batched
+simulation (`mujoco.batch`, C threads without the GIL) steps each environment as
+dm_control's `Physics.step` does: `n_sub_steps` steps, then `mj_step1`. Each
+environment carries its own solver warm start and per-episode model fields, so
+float64 trajectories are dm_control's, bit for bit.
 
 C returns qpos, qvel, act, time, the warm start, `sensordata` (position and
 velocity sensors at the new state, acceleration sensors of the last substep, as
@@ -17,7 +17,7 @@ dm_control reads them) and the poses of `mj_kinematics` (bodies, geoms, sites).
 Whatever else a task reads (centres of mass, velocities) its `sync` recomputes
 in JAX, where the MJX backend ends its step too; the sensors stay C's.
 
-Worker threads: `JAXCONTROL_MUJOCO_THREADS`, else the machine's CPU count.
+Threads: `JAXCONTROL_MUJOCO_THREADS`, else the machine's CPU count.
 
 A state that C finds invalid (MuJoCo's bad qpos/qvel/qacc warnings, which make
 dm_control raise) comes back as NaN, so `Env.step` contains it as it contains
@@ -26,17 +26,17 @@ an MJX divergence: that environment's episode ends with its last finite state.
 
 from __future__ import annotations
 
-import concurrent.futures
 import copy
-import ctypes
 import dataclasses
 import os
+import threading
 from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+from mujoco import batch as mujoco_batch
 from mujoco import mjx
 
 from jaxcontrol import physics as physics_lib
@@ -44,25 +44,21 @@ from jaxcontrol.mjcf import compat
 
 BACKENDS = ("mjx", "mujoco")
 
-_S = mujoco.mjtState
-# The state a control step reads (mj_setState) and, its first five, writes back
-# (mj_getState): data field and mjtState bit, in mjtState's bit order, which is the
-# order of a state vector. One call each per environment; NumPy packs the batch.
+# The state a control step reads, and (its first five) writes back: MjData fields
+# within each simulation's `mujoco.batch` state row.
 _STATE = (
-    ("time", _S.mjSTATE_TIME),
-    ("qpos", _S.mjSTATE_QPOS),
-    ("qvel", _S.mjSTATE_QVEL),
-    ("act", _S.mjSTATE_ACT),
-    ("qacc_warmstart", _S.mjSTATE_WARMSTART),
-    ("ctrl", _S.mjSTATE_CTRL),
-    ("qfrc_applied", _S.mjSTATE_QFRC_APPLIED),
-    ("xfrc_applied", _S.mjSTATE_XFRC_APPLIED),
+    "time",
+    "qpos",
+    "qvel",
+    "act",
+    "qacc_warmstart",
+    "ctrl",
+    "qfrc_applied",
+    "xfrc_applied",
 )
-_STATE_OUT = [name for name, _ in _STATE[:5]]
-_SET_SPEC = int(np.bitwise_or.reduce([int(bit) for _, bit in _STATE]))
-_GET_SPEC = int(np.bitwise_or.reduce([int(bit) for _, bit in _STATE[:5]]))
-# What the host call reads from each environment's data (besides time), and writes back.
-_INPUTS = tuple(name for name, _ in _STATE[1:])
+_STATE_OUT = _STATE[:5]
+# What the host call reads from each environment's data (besides time).
+_INPUTS = _STATE[1:]
 # What `mj_kinematics` computes (as `mjx.kinematics` does): C's values come back with
 # the state, so the JAX side compiles no kinematics of its own (dog's cost 19 s).
 _KINEMATICS = (
@@ -94,35 +90,34 @@ def check_backend(backend: str) -> str:
 
 
 class Engine:
-    """C MuJoCo models and data for one Env, one of each per worker thread.
+    """C MuJoCo simulations for one Env, stepped on MuJoCo's own thread pool.
+
+    `mujoco.batch.Batch` loads each environment's state row (its warm start
+    included) and per-episode model fields into an MjData, steps it in C without
+    the GIL, and copies the state and the bound derived fields back out: no Python
+    runs per environment (but for fields a batch cannot expand: `_Simulations`).
+    One batch of simulations serves every call; a call with more environments
+    than it holds makes a larger one.
 
     Args:
       mj_model: the Env's model (dm_control's solver settings).
-      model_fields: names of the per-episode model fields written per environment.
       n_sub_steps: physics steps per control step.
-      threads: worker threads (default: `JAXCONTROL_MUJOCO_THREADS`, else the CPU count).
+      threads: threads, the calling one included (default: `JAXCONTROL_MUJOCO_THREADS`,
+        else the CPU count).
     """
 
     def __init__(
         self,
         mj_model: mujoco.MjModel,
-        model_fields: tuple[str, ...],
         n_sub_steps: int,
         threads: int | None = None,
     ):
         threads = threads or int(os.environ.get("JAXCONTROL_MUJOCO_THREADS", "0"))
         self.threads = max(1, threads or os.cpu_count() or 1)
-        base = compat.to_mjx_compatible(mj_model)  # as CpuPath: the energy flag off
-        # Threads share one model unless environments write their own fields into it.
-        self.models = [copy.deepcopy(base) for _ in range(self.threads)] if model_fields else None
-        self.model = base
-        self.datas = [mujoco.MjData(base) for _ in range(self.threads)]
-        self.model_fields = model_fields
+        self.model = compat.to_mjx_compatible(mj_model)  # as CpuPath: the energy flag off
         self.n_sub_steps = n_sub_steps
-        self._pool = concurrent.futures.ThreadPoolExecutor(self.threads)
-        self._poses = [_PoseBlock(data) for data in self.datas]
-        if any(p.layout != self._poses[0].layout for p in self._poses):
-            raise RuntimeError("MuJoCo laid out the poses of two MjData of one model differently")
+        self._sims: _Simulations | None = None
+        self._lock = threading.Lock()  # a batch takes one call at a time (pmap may make two)
 
     def step(
         self,
@@ -133,96 +128,74 @@ class Engine:
     ):
         """One control step of every environment of a batch (NumPy, leading batch axis).
 
-        With `forward_only`, no step: `mj_forward` with actuation disabled, as
-        dm_control ends a reset. Returns the new time and the `_OUTPUTS` arrays, float64.
+        `fields` are the environments' own model fields (any MjModel arrays). With
+        `forward_only`, no step: `mj_forward` with actuation disabled, as dm_control
+        ends a reset. Returns the new time and the `_OUTPUTS` arrays, float64.
         """
-        batch = time.shape[0]
-        given = np.concatenate(
-            [time[:, None]] + [inputs[name].reshape(batch, -1) for name in _INPUTS], axis=1
-        )
-        states = np.empty((batch, mujoco.mj_stateSize(self.model, _GET_SPEC)))
-        sensors = np.empty((batch, self.model.nsensordata))
-        poses = np.empty((batch, self._poses[0].size), np.uint8)
-        invalid = np.zeros(batch, bool)
-        chunks = np.array_split(np.arange(batch), min(self.threads, batch))
-
-        def work(worker: int, indices: np.ndarray):
-            model = self.models[worker] if self.models else self.model
-            data = self.datas[worker]
-            for i in indices:
-                for name in self.model_fields:
-                    getattr(model, name)[...] = fields[name][i]
-                mujoco.mj_setState(model, data, given[i], _SET_SPEC)
-                if forward_only:
-                    mujoco.mj_forward(model, data)
-                else:
-                    mujoco.mj_step(model, data, self.n_sub_steps)
-                    mujoco.mj_step1(model, data)
-                mujoco.mj_getState(model, data, states[i], _GET_SPEC)
-                sensors[i] = data.sensordata
-                poses[i] = self._poses[worker].raw
-                if data.warning.number[_INVALID].any():  # C reset the data and warned
-                    invalid[i] = True
-                    mujoco.mj_resetData(model, data)  # clears the warnings
-
-        # A reset's forward pass runs with actuation disabled, as dm_control's does.
-        models = self.models or [self.model]
-        flags = [m.opt.disableflags for m in models]
-        if forward_only:
-            for m in models:
-                m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
-        try:
-            list(self._pool.map(work, range(len(chunks)), chunks))
-        except RuntimeError:  # the interpreter is exiting and its pools take no more work
-            for worker, indices in enumerate(chunks):
-                work(worker, indices)
-        finally:
-            for m, f in zip(models, flags):
-                m.opt.disableflags = f
-        states[invalid] = np.nan
-        sensors[invalid] = np.nan
-        sizes = [int(np.prod(self._shape(name))) for name in _STATE_OUT]
-        parts = np.split(states, np.cumsum(sizes)[:-1], axis=1)
-        out = {
-            name: part.reshape((batch,) + self._shape(name))
-            for name, part in zip(_STATE_OUT, parts)
-        }
-        out["sensordata"] = sensors
-        out.update(self._poses[0].split(poses))
-        return out.pop("time"), out
-
-    def _shape(self, name: str) -> tuple[int, ...]:
-        return np.shape(getattr(self.datas[0], name))
+        with self._lock:
+            size, names = time.shape[0], tuple(sorted(fields))
+            sims = self._sims
+            if sims is None or sims.size < size or sims.names != names:
+                self._sims = sims = _Simulations(self, max(size, sims.size if sims else 0), names)
+            return sims.run(time, fields, inputs, forward_only)
 
 
-class _PoseBlock:
-    """The `_KINEMATICS` arrays of one MjData as one block of bytes.
+class _Simulations:
+    """A `mujoco.batch.Batch` of `size` simulations, and its bound arrays.
 
-    MuJoCo allocates them one after another in the data's buffer (with alignment
-    gaps), so an environment's poses leave in one copy, not one per array (a dozen
-    small copies per environment cost cheetah-run a quarter of its speed); `split`
-    then cuts a batch of blocks into the arrays, with NumPy views.
+    Per-environment model fields are the batch's expanded fields, except where
+    one cannot be (quadruped-escape's `hfield_data`): then each simulation runs
+    on a model of its own, into which its environment's values are written.
     """
 
-    def __init__(self, data: mujoco.MjData):
-        arrays = [getattr(data, name) for name in _KINEMATICS]
-        # An empty array (a model without sites) may point anywhere: it takes no bytes.
-        starts = [a.__array_interface__["data"][0] if a.size else None for a in arrays]
-        begin = min(s for s in starts if s is not None)
-        self.size = max(s + a.nbytes for s, a in zip(starts, arrays) if s is not None) - begin
-        self.layout = [
-            (name, 0 if s is None else s - begin, a.nbytes, a.shape)
-            for name, s, a in zip(_KINEMATICS, starts, arrays)
-        ]
-        self.raw = np.ctypeslib.as_array((ctypes.c_uint8 * self.size).from_address(begin))
-        self._data = data  # the block is a view into its buffer
+    def __init__(self, engine: Engine, size: int, names: tuple[str, ...]):
+        self.size, self.names = size, names
+        self.n_sub_steps = engine.n_sub_steps
+        self.batch = mujoco_batch.Batch(engine.model, size, engine.threads)
+        self.state = {name: self.batch.bind(name) for name in _STATE}
+        self.derived = {name: self.batch.bind(name) for name in ("sensordata", *_KINEMATICS)}
+        self.flags = int(engine.model.opt.disableflags)
+        # A reset's forward pass runs with actuation disabled, as dm_control's does.
+        self.still = self.flags | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+        self.models = None
+        if set(names) <= set(mujoco_batch.MODEL_FIELDS):
+            self.fields = {name: self.batch.expand(name) for name in names}
+            self.disableflags = self.batch.expand("opt.disableflags")
+        else:
+            self.models = [copy.deepcopy(engine.model) for _ in range(size)]
 
-    def split(self, blocks: np.ndarray) -> dict[str, np.ndarray]:
-        batch = blocks.shape[0]
-        return {
-            name: blocks[:, offset : offset + nbytes].view(np.float64).reshape((batch,) + shape)
-            for name, offset, nbytes, shape in self.layout
-        }
+    def run(self, time, fields, inputs, forward_only):
+        n = time.shape[0]
+        ids = None if n == self.size else np.arange(n, dtype=np.int32)
+        self.state["time"][:n] = time
+        for name in _INPUTS:
+            self.state[name][:n] = inputs[name].reshape(self.state[name][:n].shape)
+        self._write_models(n, fields, self.still if forward_only else self.flags)
+        self.batch.warning[:n] = 0
+        if forward_only:
+            self.batch.forward(ids, stage=mujoco.mjtStage.mjSTAGE_ACC)
+        else:
+            # n substeps, then `mj_step1`'s stages at the new state, as dm_control steps
+            self.batch.step(ids, nstep=self.n_sub_steps, stage=mujoco.mjtStage.mjSTAGE_VEL)
+        # MuJoCo's bad qpos/qvel/qacc warnings: C reset that simulation (dm_control raises).
+        invalid = self.batch.warning[:n, _INVALID, 1].any(axis=1)
+        out = {name: self.state[name][:n].copy() for name in _STATE_OUT}
+        out.update({name: self.derived[name][:n].copy() for name in self.derived})
+        for name in ("time", *_STATE_OUT[1:], "sensordata"):
+            out[name][invalid] = np.nan
+        return out.pop("time"), out
+
+    def _write_models(self, n: int, fields, flags: int) -> None:
+        if self.models is None:
+            for name, values in fields.items():
+                self.fields[name][:n] = values.reshape(self.fields[name][:n].shape)
+            self.disableflags[:n] = flags
+            return
+        for i, model in enumerate(self.models[:n]):
+            for name, values in fields.items():
+                getattr(model, name)[...] = values[i].reshape(getattr(model, name).shape)
+            model.opt.disableflags = flags
+        self.batch.set_models(self.models)  # the batch reads them afresh
 
 
 def step(env, physics: physics_lib.Physics, sync: Callable) -> mjx.Data:
@@ -245,7 +218,7 @@ def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_onl
     engine = env._cached("cpu_engine", lambda: _engine(env))
     data = physics.data
     dtype = data.qpos.dtype
-    fields = {name: physics.model_fields[name] for name in engine.model_fields}
+    fields = dict(physics.model_fields)  # the task's, and any a wrapper added
     inputs = {name: getattr(data, name) for name in _INPUTS}
     wire = _Wire(dtype)
     tails = {name: getattr(data, name).shape for name in _OUTPUTS}  # one environment's
@@ -318,4 +291,4 @@ class _Wire:
 
 
 def _engine(env) -> Engine:
-    return Engine(env.mj_model, tuple(env.task.episode_model_fields), env.n_sub_steps)
+    return Engine(env.mj_model, env.n_sub_steps)

@@ -154,3 +154,20 @@ def test_an_invalid_state_is_contained(cartpole):
     assert int(stepped.step_type[1]) == jaxcontrol.StepType.LAST
     np.testing.assert_array_equal(stepped.data.qpos[1], states.data.qpos[1])  # the last finite
     assert np.all(np.isfinite(np.asarray(stepped.data.qpos)))
+
+
+def test_per_episode_model_fields_apply_per_environment():
+    """A batch carries each environment's own model fields (point_mass-hard's
+    actuation directions, drawn per episode) into C, as each stepped alone does."""
+    env = jaxcontrol.load("point_mass", "hard", backend="mujoco")
+    (field,) = env.task.episode_model_fields
+    states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(4), 4))
+    values = np.asarray(states.model_fields[field])
+    assert len({v.tobytes() for v in values}) == 4  # four different episodes
+    actions = jnp.ones((4, 2))
+    batched = jax.jit(jax.vmap(env.step))(states, actions)
+    one = jax.jit(env.step)
+    for i in range(4):
+        alone = one(jax.tree.map(lambda x, i=i: x[i], states), actions[i])
+        np.testing.assert_array_equal(alone.data.qvel, batched.data.qvel[i])
+    assert len({v.tobytes() for v in np.asarray(batched.data.qvel)}) == 4
