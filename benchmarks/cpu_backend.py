@@ -9,6 +9,11 @@ For each task, batch size and thread count, in one process:
 * **raw C**: `mujoco.rollout` of the same number of physics steps from the
   same states (its own thread pool, `nthread` threads), open loop: the upper
   limit of any C backend, with no observation, reward or JAX around it;
+* **EnvPool**: the same task in EnvPool's C++ pool (sync mode, `num_threads`
+  threads, random actions drawn by NumPy per step), run by the interpreter
+  that `--envpool-python` names, since EnvPool pins its own dependencies (a
+  separate venv: `pip install envpool==1.2.5`); "—" without it or where EnvPool
+  lacks the task;
 * **dm_control**: one `dm_control.suite` environment stepped in Python
   (`--no-dm-control` skips it where dm-control is not installed);
 * on an accelerator, **ours, mujoco on the host**: the mujoco loop jitted for
@@ -20,13 +25,15 @@ timings, each about `--seconds` long, after a warm-up call.
 
 Example:
   python benchmarks/cpu_backend.py --tasks cheetah-run walker-walk humanoid-walk \
-      cartpole-swingup --batch-sizes 16 256 1024 --threads 1 2
+      cartpole-swingup --batch-sizes 16 256 1024 --threads 1 2 \
+      --envpool-python /tmp/envpool-venv/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import time
 
 os.environ.setdefault("MUJOCO_GL", "disable")
@@ -40,21 +47,10 @@ from mujoco import rollout
 import jaxcontrol
 from jaxcontrol import cpu_physics, equivalence
 
-
-def _best(call, seconds: float, repeats: int) -> float:
-    """Best seconds per call: each timing repeats `call` for about `seconds`."""
-    call()
-    best = float("inf")
-    for _ in range(repeats):
-        n, start = 0, time.perf_counter()
-        while True:
-            call()
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                break
-        best = min(best, elapsed / n)
-    return best
+try:  # run as a script: benchmarks/ is on sys.path
+    from envpool_speed import best as _best
+except ImportError:
+    from benchmarks.envpool_speed import best as _best
 
 
 def ours(
@@ -104,6 +100,28 @@ def raw_c(task, batch: int, steps: int, threads: int, seconds: float, repeats: i
         return batch * steps / _best(call, seconds, repeats)
 
 
+def envpool_id(task) -> str:
+    """EnvPool's name of a suite task: cheetah-run is CheetahRun-v1."""
+    camel = lambda name: "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    return f"{camel(task[0])}{camel(task[1])}-v1"
+
+
+def envpool(python: str | None, task, batch, steps, threads, seconds, repeats) -> float:
+    """Env steps/s of EnvPool's sync pool, timed by `python`; NaN where it cannot run."""
+    if not python:
+        return float("nan")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "envpool_speed.py")
+    flags = {"batch": batch, "steps": steps, "threads": threads}
+    flags.update(seconds=seconds, repeats=repeats)
+    command = [python, script, envpool_id(task)]
+    command += [f"--{name}={value}" for name, value in flags.items()]
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    if done.returncode:
+        print(f"EnvPool did not run {envpool_id(task)}: {done.stderr.strip().splitlines()[-1:]}")
+        return float("nan")
+    return float(done.stdout.split()[-1])
+
+
 def dm_control(task, seconds: float) -> float:
     env = equivalence.reference_env(*task, seed=0)
     low, high = equivalence.action_bounds(env.action_spec())
@@ -117,6 +135,10 @@ def dm_control(task, seconds: float) -> float:
     return n / (time.perf_counter() - start)
 
 
+def _figure(value: float, form: str = ",.0f") -> str:
+    return "—" if np.isnan(value) else format(value, form)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["cheetah-run", "cartpole-swingup"])
@@ -126,6 +148,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-dm-control", action="store_true", help="skip the dm_control column")
+    parser.add_argument(
+        "--envpool-python", help="an interpreter with EnvPool installed (else no EnvPool column)"
+    )
     args = parser.parse_args()
     accelerator = jax.default_backend() != "cpu"
     host = jax.devices("cpu")[0]
@@ -134,10 +159,14 @@ def main():
         f"default device {jax.devices()[0].device_kind}"
     )
     print(
-        "| task | batch | threads | ours, mujoco | raw C (rollout) | ours / raw C | ours, mjx | mujoco / mjx | dm_control (1 env) |"
+        "| task | batch | threads | ours, mujoco | raw C (rollout) | ours / raw C | EnvPool "
+        "| ours / EnvPool | ours, mjx | mujoco / mjx | dm_control (1 env) |"
         + (" ours, mujoco on the host | accelerator / host |" if accelerator else "")
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if accelerator else ""))
+    print(
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        + ("---:|---:|" if accelerator else "")
+    )
     for name in args.tasks:
         task = tuple(name.split("-", 1))
         single = float("nan") if args.no_dm_control else dm_control(task, args.seconds)
@@ -147,10 +176,20 @@ def main():
                 os.environ["JAXCONTROL_MUJOCO_THREADS"] = str(threads)
                 c_speed = ours(task, "mujoco", batch, args.steps, args.seconds, args.repeats)
                 raw = raw_c(task, batch, args.steps, threads, args.seconds, args.repeats)
+                pool = envpool(
+                    args.envpool_python,
+                    task,
+                    batch,
+                    args.steps,
+                    threads,
+                    args.seconds,
+                    args.repeats,
+                )
                 line = (
                     f"| {name} | {batch} | {threads} | {c_speed:,.0f} | {raw:,.0f} | "
-                    f"{c_speed / raw:.2f} | {mjx_speed:,.0f} | {c_speed / mjx_speed:.1f}x | "
-                    f"{single:,.0f} |"
+                    f"{c_speed / raw:.2f} | {_figure(pool)} | {_figure(c_speed / pool, '.2f')} | "
+                    f"{mjx_speed:,.0f} | {c_speed / mjx_speed:.1f}x | "
+                    f"{_figure(single)} |"
                 )
                 if accelerator:
                     on_host = ours(

@@ -17,6 +17,7 @@ Measures, for one agent on one task:
         python benchmarks/train_speed.py --agent ppo --env cartpole-balance --devices 2
     python benchmarks/train_speed.py --agent ppo --env cartpole-swingup --time-to-score \\
         --max-minutes 30 --set num_envs=256
+    python benchmarks/train_speed.py --agent ppo --env cheetah-run --backend mujoco
 
 Prints one JSON object per measurement (and appends it to ``--out`` if given).
 """
@@ -174,12 +175,14 @@ def main(argv=None) -> int:
     p.add_argument("--max-minutes", type=float, default=30.0)
     p.add_argument("--target", type=float, help="score to reach (default: D4PG after 1e8 steps)")
     p.add_argument("--out", help="append JSON lines here")
+    p.add_argument("--backend", default="mjx", help="physics: mjx or mujoco (C MuJoCo)")
     args = p.parse_args(argv)
     domain, task = args.env.split("-")
-    env = jaxcontrol.load(domain, task)
+    env = jaxcontrol.load(domain, task, backend=args.backend)
     config = build_config(args.agent, int(args.steps), args.set)
     info = {
         "env": args.env,
+        "backend": args.backend,
         "device": str(jax.devices()[0].platform),
         "device_count": jax.device_count(),
         "devices_used": args.devices,
