@@ -7,7 +7,7 @@ For each task, batch size and thread count, in one process:
   worker threads (`JAXCONTROL_MUJOCO_THREADS`);
 * **ours, mjx**: the same loop on the MJX backend (XLA's own CPU threads);
 * **raw C**: `mujoco.rollout` of the same number of physics steps from the
-  same states (its own thread pool, `nthread` threads), open loop: the upper
+  same reset states as ours (its own thread pool, `nthread` threads), open loop: the upper
   limit of any C backend, with no observation, reward or JAX around it;
 * **EnvPool**: the same task in EnvPool's C++ pool (sync mode, `num_threads`
   threads, random actions drawn by NumPy per step), run by the interpreter
@@ -87,9 +87,12 @@ def raw_c(task, batch: int, steps: int, threads: int, seconds: float, repeats: i
     model = env.mj_model
     data = mujoco.MjData(model)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state = np.empty(mujoco.mj_stateSize(model, spec))
-    mujoco.mj_getState(model, data, state, spec)
-    initial = np.tile(state, (batch, 1))
+    initial = np.empty((batch, mujoco.mj_stateSize(model, spec)))
+    resets = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), batch)).data
+    for i, row in enumerate(initial):  # ours's initial states (contacts and all)
+        for name in ("time", "qpos", "qvel", "act"):
+            setattr(data, name, np.asarray(getattr(resets, name)[i], np.float64))
+        mujoco.mj_getState(model, data, row, spec)
     low, high = equivalence.action_bounds(env.action_spec())
     control = np.random.default_rng(0).uniform(
         low, high, (batch, steps * env.n_sub_steps, model.nu)
