@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxcontrol
+from jaxcontrol import cpu_physics
 
 
 def _parse_env(name: str) -> tuple[str, str]:
@@ -69,13 +70,18 @@ def main(argv: list[str] | None = None) -> int:
         "--steps", type=int, default=None, help="control steps (default: one episode)"
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", default="mjx", help="physics: mjx or mujoco (C MuJoCo)")
+    parser.add_argument(
+        "--backend",
+        help="physics: mjx or mujoco (C MuJoCo); default: mujoco when JAX runs on the CPU, "
+        "else mjx",
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help or a malformed option
         return int(exit_.code or 0)
     try:
-        env = jaxcontrol.load(*_parse_env(args.env), backend=args.backend)
+        backend = args.backend or cpu_physics.default_backend()
+        env = jaxcontrol.load(*_parse_env(args.env), backend=backend)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

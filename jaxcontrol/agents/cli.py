@@ -220,10 +220,10 @@ def _train_parser() -> _Parser:
     )
     p.add_argument(
         "--backend",
-        default="mjx",
-        help="physics: mjx (default; any device) or mujoco (dm_control's C MuJoCo on the "
-        "host's CPU threads, behind the same jitted step; the faster on a CPU for contact "
-        "tasks: BENCHMARKS.md)",
+        help="physics: mjx (any device) or mujoco (dm_control's C MuJoCo on the host's CPU "
+        "threads, behind the same jitted step). Default: mujoco when JAX runs on the CPU "
+        "(the faster there: BENCHMARKS.md), mjx on an accelerator or with --distributed; "
+        "--resume keeps the run's",
     )
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument(
@@ -296,6 +296,8 @@ def train_main(argv: list[str]) -> int:
         _check_distributed(args)
         from jaxcontrol import cpu_physics  # pylint: disable=import-outside-toplevel
 
+        if args.backend is None:
+            args.backend = _default_backend(args)
         cpu_physics.check_backend(args.backend)
         domain, task = _parse_env(args.env)
         if args.video:
@@ -477,6 +479,25 @@ def _config_dict(config) -> dict:
     from jaxcontrol.agents.common.config import to_dict  # pylint: disable=import-outside-toplevel
 
     return to_dict(config)
+
+
+def _default_backend(args) -> str:
+    """A resumed run's own backend, else the machine's (`cpu_physics.default_backend`).
+
+    A --distributed run defaults to MJX: asking JAX for its platform would start
+    the backend before `jax.distributed.initialize`, which JAX forbids, and
+    multi-host runs are accelerator runs.
+    """
+    from jaxcontrol import cpu_physics  # pylint: disable=import-outside-toplevel
+
+    if args.resume:
+        try:
+            return backend(_read_run_json(args.out))
+        except UsageError:
+            pass  # no readable run: the resume itself reports it
+    if args.distributed:
+        return "mjx"
+    return cpu_physics.default_backend()
 
 
 def _differences(saved: dict, current: dict) -> list[str]:

@@ -1,13 +1,15 @@
 """``jaxcontrol train`` / ``evaluate``: errors, outputs, resume, re-evaluation."""
 
+import argparse
 import json
 import os
 
+import jax
 import pytest
 from agent_configs import TINY_PPO_CLI
 from toy_cli import TOY_ARGS, use_toy_env
 
-from jaxcontrol import baselines
+from jaxcontrol import baselines, cpu_physics
 from jaxcontrol.agents import cli
 from jaxcontrol.agents.common import run as run_lib
 from jaxcontrol.agents.common.run import WALL_FIELDS
@@ -135,21 +137,40 @@ def test_existing_run_and_mismatched_resume_are_refused(straight_run, capsys):
     assert "learning_rate" in _one_error_line(capsys)
     assert cli.train_main([*TINY_PPO, "--seed", "4", "--out", straight_run, "--resume"]) == 2
     assert "seed" in _one_error_line(capsys)
-    resumed_on_c = [*TINY_PPO, "--backend", "mujoco", "--out", straight_run, "--resume"]
-    assert cli.train_main(resumed_on_c) == 2
-    assert "backend 'mjx' != 'mujoco'" in _one_error_line(capsys)
+    ran_on = cpu_physics.default_backend()  # the run named none
+    other = next(b for b in cpu_physics.BACKENDS if b != ran_on)
+    resumed_on_other = [*TINY_PPO, "--backend", other, "--out", straight_run, "--resume"]
+    assert cli.train_main(resumed_on_other) == 2
+    assert f"backend {ran_on!r} != {other!r}" in _one_error_line(capsys)
     with open(os.path.join(straight_run, "eval.json")) as f:
         assert f.read() == before
 
 
-def test_train_on_the_c_backend(tmp_path, xla_cache):
-    """--backend mujoco trains on dm_control's engine; the run records it, and
-    evaluation rebuilds the task on it."""
+def test_the_default_backend_is_the_machines_and_a_resume_keeps_the_runs(tmp_path):
+    """No --backend: C MuJoCo when JAX runs on the CPU, MJX on an accelerator; a
+    resumed run keeps the backend it was started on, on any machine."""
+    expected = "mujoco" if jax.default_backend() == "cpu" else "mjx"
+    assert cpu_physics.default_backend() == expected
+    fresh = argparse.Namespace(resume=False, distributed=False, out=str(tmp_path))
+    assert cli._default_backend(fresh) == expected
+    multi_host = argparse.Namespace(resume=False, distributed=True, out=str(tmp_path))
+    assert cli._default_backend(multi_host) == "mjx"  # JAX must not start before initialize
+    for saved, kept in (({"backend": "mujoco"}, "mujoco"), ({}, "mjx")):  # {}: before --backend
+        with open(tmp_path / "run.json", "w") as f:
+            json.dump({"env": "cartpole-balance", **saved}, f)
+        resumed = argparse.Namespace(resume=True, distributed=False, out=str(tmp_path))
+        assert cli._default_backend(resumed) == kept
+
+
+def test_train_on_the_other_backend(tmp_path, xla_cache):
+    """--backend names the physics the machine would not pick (MJX on a CPU); the
+    run records it, and evaluation rebuilds the task on it."""
     del xla_cache
-    out = str(tmp_path / "c")
-    assert cli.train_main([*TINY_PPO, "--backend", "mujoco", "--out", out]) == 0
+    other = next(b for b in cpu_physics.BACKENDS if b != cpu_physics.default_backend())
+    out = str(tmp_path / other)
+    assert cli.train_main([*TINY_PPO, "--backend", other, "--out", out]) == 0
     with open(os.path.join(out, "run.json")) as f:
-        assert json.load(f)["backend"] == "mujoco"
+        assert cli.backend(json.load(f)) == other
     with open(os.path.join(out, "eval.json")) as f:
         trained = json.load(f)
     assert trained["episodes"] == 2 and trained["env_steps"] == 2048
