@@ -378,7 +378,7 @@ def train_main(argv: list[str]) -> int:
     print(
         f"eval: mean_return {result['mean_return']:.1f} +- {result['stderr']:.1f} "
         f"over {result['episodes']} episodes after {meta['env_steps']} env steps "
-        f"({meta['wall_seconds']:.0f} s)"
+        f"({meta['wall_seconds']:.0f} s, {args.backend} physics)"
     )
     _print_published(domain, task)
     return 0
