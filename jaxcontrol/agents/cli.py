@@ -490,11 +490,8 @@ def _default_backend(args) -> str:
     """
     from jaxcontrol import cpu_physics  # pylint: disable=import-outside-toplevel
 
-    if args.resume:
-        try:
-            return backend(_read_run_json(args.out))
-        except UsageError:
-            pass  # no readable run: the resume itself reports it
+    if args.resume:  # a missing or damaged run.json stops here, named
+        return backend(_read_run_json(args.out))
     if args.distributed:
         return "mjx"
     return cpu_physics.default_backend()
