@@ -619,11 +619,15 @@ def contact_count(physics: Physics, slack: float = 0.0) -> jax.Array:
     return jnp.int32(0) if inside is None else jnp.sum(inside > slack).astype(jnp.int32)
 
 
-def contact_depth(physics: Physics) -> jax.Array:
-    """How far the deepest contact is inside its margin (0 where C detects none)."""
+def contact_count_and_depth(physics: Physics, slack: float = 0.0) -> tuple[jax.Array, jax.Array]:
+    """`contact_count(physics, slack)`, and how far the deepest contact is inside its
+    margin (0 where C detects none), from one collision pass."""
     inside = _inside_margin(physics)
     dtype = physics.data.qpos.dtype
-    return jnp.zeros((), dtype) if inside is None else jnp.max(inside, initial=0).astype(dtype)
+    if inside is None:
+        return jnp.int32(0), jnp.zeros((), dtype)
+    count = jnp.sum(inside > slack).astype(jnp.int32)
+    return count, jnp.max(inside, initial=0).astype(dtype)
 
 
 def _inside_margin(physics: Physics) -> jax.Array | None:

@@ -190,18 +190,18 @@ def find_non_contacting_height(
         return dataclasses.replace(physics, data=data.replace(qpos=qpos))
 
     def attempt(carry):
-        z, count, _, _ = carry
+        z, count, _, _, _ = carry
         placed = place(z)
-        ncon = physics_lib.contact_count(placed, slack)
-        return z + jnp.asarray(_HEIGHT_STEP, dtype), count + 1, ncon, placed.data
+        # One collision pass per height (it dominates the reset's compile).
+        ncon, depth = physics_lib.contact_count_and_depth(placed, slack)
+        return z + jnp.asarray(_HEIGHT_STEP, dtype), count + 1, ncon, depth, placed.data
 
     def again(carry):
-        _, count, ncon, _ = carry
+        _, count, ncon, _, _ = carry
         return (ncon > 0) & (count < _MAX_HEIGHT_ATTEMPTS)
 
-    start = (jnp.zeros((), dtype), jnp.int32(0), jnp.int32(1), physics.data)
-    _, _, _, data = jax.lax.while_loop(again, attempt, start)
-    depth = physics_lib.contact_depth(dataclasses.replace(physics, data=data))
+    start = (jnp.zeros((), dtype), jnp.int32(0), jnp.int32(1), jnp.zeros((), dtype), physics.data)
+    _, _, _, depth, data = jax.lax.while_loop(again, attempt, start)
     return place(data.qpos[adr + 2] + jnp.where(depth > 0, slack, 0).astype(dtype))
 
 
