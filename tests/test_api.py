@@ -1,6 +1,7 @@
 """The public API: registry, errors, immutability, clipping, divergence, auto-reset."""
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -9,8 +10,13 @@ import pytest
 from dm_control import suite
 
 import jaxcontrol
-from jaxcontrol import StepType
+from jaxcontrol import StepType, equivalence
 from jaxcontrol.wrappers import AutoReset
+
+# One compiled reset and step per Env, shared by the tests below (an Env is a static
+# argument: equal Envs share the program).
+_reset = jax.jit(lambda env, key: env.reset(key), static_argnums=0)
+_step = jax.jit(lambda env, state, action: env.step(state, action), static_argnums=0)
 
 
 def test_the_suite_is_dm_controls_whole_suite():
@@ -57,10 +63,9 @@ def test_env_is_immutable_and_hashable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.n_sub_steps = 2
     # Usable as a static argument.
-    step = jax.jit(lambda env, s, u: env.step(s, u), static_argnums=0)
-    s = jax.jit(a.reset)(jax.random.key(0))
+    s = _reset(a, jax.random.key(0))
     np.testing.assert_array_equal(
-        step(a, s, jnp.zeros(1)).data.qpos, step(b, s, jnp.zeros(1)).data.qpos
+        _step(a, s, jnp.zeros(1)).data.qpos, _step(b, s, jnp.zeros(1)).data.qpos
     )
 
 
@@ -73,9 +78,8 @@ def test_wrong_action_shape_names_expected_shape():
 
 def test_out_of_range_actions_are_clipped_like_ctrlrange():
     env = jaxcontrol.load("cartpole", "swingup")
-    state = jax.jit(env.reset)(jax.random.key(0))
-    step = jax.jit(env.step)
-    big, limit = step(state, jnp.array([7.0])), step(state, jnp.array([1.0]))
+    state = _reset(env, jax.random.key(0))
+    big, limit = _step(env, state, jnp.array([7.0])), _step(env, state, jnp.array([1.0]))
     np.testing.assert_array_equal(big.data.qpos, limit.data.qpos)
     np.testing.assert_array_equal(big.data.qvel, limit.data.qvel)
     assert float(big.data.ctrl[0]) == 7.0  # physics.control() reads the action as given
@@ -83,11 +87,10 @@ def test_out_of_range_actions_are_clipped_like_ctrlrange():
 
 def test_nan_action_ends_only_that_episode():
     env = jaxcontrol.load("cartpole", "swingup")
-    states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 4))
+    states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 4))
     actions = jnp.zeros((4, 1)).at[2, 0].set(jnp.nan)
-    step = jax.jit(jax.vmap(env.step))
-    clean = step(states, jnp.zeros((4, 1)))
-    stepped = step(states, actions)
+    clean = equivalence.batched_step(env, states, jnp.zeros((4, 1)))
+    stepped = equivalence.batched_step(env, states, actions)
     assert stepped.diverged.tolist() == [False, False, True, False]
     assert stepped.step_type.tolist() == [StepType.MID, StepType.MID, StepType.LAST, StepType.MID]
     # The diverged environment keeps its last finite state; nothing is NaN.
@@ -105,17 +108,17 @@ def test_nan_action_ends_only_that_episode():
 
 def test_first_state_semantics():
     env = jaxcontrol.load("acrobot", "swingup")
-    state = env.reset(jax.random.key(1))
+    state = _reset(env, jax.random.key(1))
     assert int(state.step_type) == StepType.FIRST and float(state.reward) == 0.0
     assert int(state.step) == 0
 
 
 def test_stepping_past_last_keeps_the_episode_going():
     env = jaxcontrol.load("pendulum", "swingup", time_limit=0.06)
-    state = env.reset(jax.random.key(0))
+    state = _reset(env, jax.random.key(0))
     types = []
     for _ in range(5):
-        state = env.step(state, jnp.zeros(1))
+        state = _step(env, state, jnp.zeros(1))
         types.append(int(state.step_type))
     assert types == [StepType.MID, StepType.MID, StepType.LAST, StepType.LAST, StepType.LAST]
     assert int(state.step) == 5
@@ -123,11 +126,12 @@ def test_stepping_past_last_keeps_the_episode_going():
 
 def test_set_state_recomputes_observation():
     env = jaxcontrol.load("pendulum", "swingup")
-    state = env.reset(jax.random.key(0))
-    upright = env.set_state(state, qpos=jnp.zeros(1), qvel=jnp.array([0.5]))
+    state = _reset(env, jax.random.key(0))
+    set_state = jax.jit(env.set_state)
+    upright = set_state(state, qpos=jnp.zeros(1), qvel=jnp.array([0.5]))
     np.testing.assert_allclose(upright.observation["orientation"], [1.0, 0.0], atol=1e-7)
     np.testing.assert_allclose(upright.observation["velocity"], [0.5])
-    hanging = env.set_state(state, qpos=jnp.array([np.pi]), qvel=jnp.zeros(1))
+    hanging = set_state(state, qpos=jnp.array([np.pi]), qvel=jnp.zeros(1))
     np.testing.assert_allclose(hanging.observation["orientation"], [-1.0, 0.0], atol=1e-6)
     with pytest.raises(ValueError, match="unknown task variables"):
         env.set_state(state, qpos=jnp.zeros(1), qvel=jnp.zeros(1), target=1.0)
@@ -136,8 +140,8 @@ def test_set_state_recomputes_observation():
 def test_auto_reset_restarts_finished_episodes_and_keeps_final_observation():
     env = jaxcontrol.load("pendulum", "swingup", time_limit=0.06)
     venv = AutoReset(env)
-    states = jax.vmap(venv.reset)(jax.random.split(jax.random.key(0), 3))
-    step = jax.jit(jax.vmap(venv.step))
+    states = equivalence.batched_reset(venv, jax.random.split(jax.random.key(0), 3))
+    step = functools.partial(equivalence.batched_step, venv)
     actions = jnp.zeros((3, 1))
     for _ in range(2):
         states = step(states, actions)
@@ -145,11 +149,11 @@ def test_auto_reset_restarts_finished_episodes_and_keeps_final_observation():
     states = step(states, actions)  # third step ends every episode
     assert np.all(np.asarray(states.step_type) == StepType.LAST)
     assert np.all(np.asarray(states.step) == 0)
-    manual = jax.jit(jax.vmap(env.step))(before, actions)
+    manual = equivalence.batched_step(env, before, actions)
     np.testing.assert_array_equal(
         states.info["final_observation"]["orientation"], manual.observation["orientation"]
     )
-    fresh = jax.jit(jax.vmap(env.reset))(manual.key)
+    fresh = equivalence.batched_reset(env, manual.key)
     np.testing.assert_array_equal(
         states.observation["orientation"], fresh.observation["orientation"]
     )
