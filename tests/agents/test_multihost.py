@@ -18,7 +18,9 @@ from agent_configs import TINY_PPO_CLI
 
 pytestmark = pytest.mark.xdist_group("agents_multihost")
 
-TRAIN = ["train", *TINY_PPO_CLI, "--eval-episodes", "4"]
+# MJX named: the single-process run would otherwise pick C MuJoCo on a CPU, and the
+# two runs must be one global program.
+TRAIN = ["train", *TINY_PPO_CLI, "--eval-episodes", "4", "--backend", "mjx"]
 
 
 def _env(devices):
