@@ -141,23 +141,15 @@ def resets(env: Env, seed: int = 3) -> dict[str, Any]:
     Per quantity: the smallest p over its non-constant columns and how many there
     were. Per-episode model fields are tested family-wise (`reset_pvalues`).
     """
-    from scipy import stats
-
     keys = jax.random.split(jax.random.key(11), RESETS_OURS)
     ours = equivalence.reset_samples(equivalence.batched_reset(env, keys))
     ref = equivalence.reference_resets(env, RESETS_REFERENCE, seed)
     pvalues, columns, constant_mismatch = {}, {}, []
     for name in ref:
-        a = ours[name].reshape(RESETS_OURS, -1)
-        b = ref[name].reshape(RESETS_REFERENCE, -1)
-        column_p = []
-        for column in range(b.shape[1]):
-            x, y = a[:, column], b[:, column]
-            if np.ptp(x) == 0 and np.ptp(y) == 0:
-                if not np.isclose(x[0], y[0], rtol=0, atol=1e-6):
-                    constant_mismatch.append(f"{name}[{column}]")
-                continue
-            column_p.append(float(stats.ks_2samp(x, y).pvalue))
+        column_p, mismatched = ks_columns(
+            ours[name].reshape(RESETS_OURS, -1), ref[name].reshape(RESETS_REFERENCE, -1)
+        )
+        constant_mismatch += [f"{name}[{column}]" for column in mismatched]
         pvalues[name] = min(column_p, default=1.0)
         columns[name] = len(column_p)
     return {
@@ -168,6 +160,26 @@ def resets(env: Env, seed: int = 3) -> dict[str, Any]:
         "family_wise": sorted(set(ref) & set(env.default_model_fields())),
         "constant_mismatch": constant_mismatch,
     }
+
+
+def ks_columns(ours: np.ndarray, ref: np.ndarray) -> tuple[list[float], list[int]]:
+    """Two-sample KS p-values of each column of `ours` (samples x columns) against
+    `ref`'s, at our precision, and the columns constant in both but at values that
+    differ. dm_control's float64 values are rounded to our dtype first: a discrete
+    draw (stacker's target height, 0.022 or 0.066 m) would otherwise be two sets of
+    values 1e-9 apart, which KS tells apart at once."""
+    from scipy import stats
+
+    ref = ref.astype(ours.dtype)
+    pvalues, mismatched = [], []
+    for column in range(ref.shape[1]):
+        x, y = ours[:, column], ref[:, column]
+        if np.ptp(x) == 0 and np.ptp(y) == 0:
+            if not np.isclose(x[0], y[0], rtol=0, atol=1e-6):
+                mismatched.append(column)
+            continue
+        pvalues.append(float(stats.ks_2samp(x, y).pvalue))
+    return pvalues, mismatched
 
 
 def reset_pvalues(piece: dict[str, Any]) -> dict[str, float]:

@@ -17,8 +17,10 @@ of CI per run (BENCHMARKS.md, "Test time"); the default tier's rollouts still
 run every task in float32.
 """
 
+import numpy as np
 import pytest
 from pertask import backend_for, task_cache
+from scipy import stats
 
 import jaxcontrol
 from jaxcontrol import equivalence, parity
@@ -79,6 +81,21 @@ def test_raw_mjx_own_error_sets_an_observation_tolerance():
     assert parity.one_step_misses(piece) == []
     piece["raw"] = {"qpos": 1e-12, "qvel": 2e-10}  # a record from before raw observations
     assert parity.one_step_misses(piece) == [("ours", "obs/force", 2.9, 2e-9)]
+
+
+def test_ks_compares_at_our_precision():
+    """A discrete draw (stacker's target height) rounded to float32 is still dm_control's
+    distribution; a real shift is still seen, and so is a constant that differs."""
+    rng = np.random.default_rng(0)
+    ref = rng.choice([0.022, 0.066], size=(600, 1))
+    ours = rng.choice([0.022, 0.066], size=(1024, 1)).astype(np.float32)
+    assert stats.ks_2samp(ours[:, 0], ref[:, 0]).pvalue < 1e-50  # unrounded: "different"
+    (p,), mismatched = parity.ks_columns(ours, ref)
+    assert p > 0.001 and mismatched == []
+    shifted = rng.choice([0.022, 0.066], size=(1024, 1), p=[0.7, 0.3]).astype(np.float32)
+    assert parity.ks_columns(shifted, ref)[0][0] < 1e-6
+    constants = np.full((600, 1), 0.5), np.full((1024, 1), 0.25, np.float32)
+    assert parity.ks_columns(constants[1], constants[0]) == ([], [0])
 
 
 def test_a_wide_model_field_is_held_to_the_ks_threshold_family_wise():
