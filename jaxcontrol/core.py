@@ -252,7 +252,13 @@ class Env:
     # ----- dynamics ---------------------------------------------------------------
 
     def _physics(self, data: mjx.Data, model_fields) -> Physics:
-        return Physics.create(self.mjx_model, data, self.names, model_fields)
+        # On the C backend, a reset's contact tests (rejection samplers) ask C too.
+        count = None
+        if self.backend == "mujoco":  # one object per Env: Physics compares it as static
+            count = self._cached(
+                "count_contacts", lambda: functools.partial(cpu_physics.contact_count, self)
+            )
+        return Physics.create(self.mjx_model, data, self.names, model_fields, count)
 
     def default_model_fields(self) -> dict[str, jax.Array]:
         """The compiled model's values of the task's per-episode model fields."""

@@ -145,11 +145,18 @@ class Engine:
         ends a reset. Returns the new time and the `_OUTPUTS` arrays, float64.
         """
         with self._lock:
-            size, names = time.shape[0], tuple(sorted(fields))
-            sims = self._sims
-            if sims is None or sims.size < size or sims.names != names:
-                self._sims = sims = _Simulations(self, max(size, sims.size if sims else 0), names)
-            return sims.run(time, fields, inputs, forward_only)
+            return self._simulations(time.shape[0], fields).run(time, fields, inputs, forward_only)
+
+    def contacts(self, qpos: np.ndarray, fields: dict[str, np.ndarray]) -> np.ndarray:
+        """C's `ncon` at each environment's `qpos` (the position stage of `mj_forward`)."""
+        with self._lock:
+            return self._simulations(qpos.shape[0], fields).contacts(qpos, fields)
+
+    def _simulations(self, size: int, fields) -> _Simulations:
+        names, sims = tuple(sorted(fields)), self._sims
+        if sims is None or sims.size < size or sims.names != names:
+            self._sims = sims = _Simulations(self, max(size, sims.size if sims else 0), names)
+        return sims
 
 
 class _Simulations:
@@ -166,6 +173,7 @@ class _Simulations:
         self.batch = mujoco_batch.Batch(engine.model, size, engine.threads)
         self.state = {name: self.batch.bind(name) for name in _STATE}
         self.derived = {name: self.batch.bind(name) for name in ("sensordata", *_KINEMATICS)}
+        self.ncon = self.batch.bind("ncon")
         self.flags = int(engine.model.opt.disableflags)
         # A reset's forward pass runs with actuation disabled, as dm_control's does.
         self.still = self.flags | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
@@ -197,6 +205,14 @@ class _Simulations:
             out[name][invalid] = np.nan
         return out.pop("time"), out
 
+    def contacts(self, qpos, fields) -> np.ndarray:
+        n = qpos.shape[0]
+        ids = None if n == self.size else np.arange(n, dtype=np.int32)
+        self.state["qpos"][:n] = qpos
+        self._write_models(n, fields, self.flags)
+        self.batch.forward(ids, stage=mujoco.mjtStage.mjSTAGE_POS)
+        return self.ncon[:n].copy()
+
     def _write_models(self, n: int, fields, flags: int) -> None:
         if self.models is None:
             for name, values in fields.items():
@@ -220,10 +236,31 @@ def forward_without_actuation(env, physics: physics_lib.Physics, sync: Callable)
 
     C's contacts, constraint forces and sensors, as dm_control's after its reset,
     and no MJX collision or solver to compile: the C backend's resets compile
-    only kinematics and the task's code (plus any collision test of its own
-    initialisation, such as a rejection sampler's).
+    only kinematics and the task's code. Rejection samplers ask C for `ncon` as
+    well (`contact_count`); only quadruped's height search, which needs contact
+    depths, compiles MJX's collision.
     """
     return _host_physics(env, physics, sync, forward_only=True)
+
+
+def contact_count(env, physics: physics_lib.Physics) -> jax.Array:
+    """C MuJoCo's `ncon` at `physics`' qpos and model fields: dm_control's own test
+    in its rejection samplers (`physics_lib.contact_count` on the C backend).
+    Jittable and vmappable; nothing of MJX's collision is compiled."""
+    engine = env._cached("cpu_engine", lambda: _engine(env))
+    wire = _Wire(physics.data.qpos.dtype)
+
+    def host(qpos, fields):
+        qpos, fields = jax.tree.map(wire.decode, (qpos, fields))
+        lead = np.shape(qpos)[:-1]
+        batch = int(np.prod(lead))
+        flat = lambda x: np.asarray(x, np.float64).reshape((batch,) + np.shape(x)[len(lead) :])
+        count = engine.contacts(flat(qpos), {k: flat(v) for k, v in fields.items()})
+        return count.astype(np.int32).reshape(lead)
+
+    operands = jax.tree.map(wire.encode, (physics.data.qpos, dict(physics.model_fields)))
+    result = jax.ShapeDtypeStruct((), np.int32)
+    return jax.pure_callback(host, result, *operands, vmap_method="broadcast_all")
 
 
 def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_only: bool):

@@ -358,12 +358,17 @@ class Physics:
       names: static name tables (not a pytree leaf).
       model_fields: this environment's own values of model fields (full arrays),
         e.g. a target's `geom_pos` drawn at reset. Empty for most tasks.
+      count_contacts: where set (the C MuJoCo backend), `physics -> C's ncon` at the
+        physics' qpos, which `contact_count` then returns instead of MJX's count.
     """
 
     model: mjx.Model
     data: mjx.Data
     names: Names = dataclasses.field(metadata={"static": True})
     model_fields: dict[str, jax.Array] = dataclasses.field(default_factory=dict)
+    count_contacts: Callable[[Physics], jax.Array] | None = dataclasses.field(
+        default=None, metadata={"static": True}
+    )
 
     @classmethod
     def create(
@@ -372,9 +377,11 @@ class Physics:
         data: mjx.Data,
         names: Names,
         model_fields: Mapping[str, jax.Array] | None = None,
+        count_contacts: Callable[[Physics], jax.Array] | None = None,
     ) -> Physics:
         """A view of `model` with `model_fields` applied, as one environment sees it."""
-        return cls(model, data, names).with_model(**(model_fields or {}))
+        view = cls(model, data, names, count_contacts=count_contacts)
+        return view.with_model(**(model_fields or {}))
 
     def with_model(self, **fields: jax.Array) -> Physics:
         """Returns this view with model fields overridden (full arrays, e.g. geom_pos).
@@ -613,8 +620,11 @@ def contact_count(physics: Physics, slack: float = 0.0) -> jax.Array:
     pass. C adds a contact when a pair is closer than its margin, so this
     counts MJX's candidate contacts with `dist < margin - slack` (C's rule at
     the default `slack` of 0). With contacts or constraints disabled C detects
-    no contacts at all, and this is 0.
+    no contacts at all, and this is 0. On the C backend (`physics.count_contacts`)
+    and at `slack` 0 it is C's own `ncon`, and no MJX collision is compiled.
     """
+    if physics.count_contacts is not None and slack == 0:
+        return physics.count_contacts(physics)
     inside = _inside_margin(physics)
     return jnp.int32(0) if inside is None else jnp.sum(inside > slack).astype(jnp.int32)
 

@@ -190,7 +190,7 @@ def resample_while_penetrating(
     def attempt(carry):
         key, count, data, fields, _ = carry
         key, draw_key = jax.random.split(key)
-        candidate = Physics.create(model, data, physics.names, fields)
+        candidate = Physics.create(model, data, physics.names, fields, physics.count_contacts)
         candidate = draw(candidate, draw_key)
         kinematic = dataclasses.replace(
             candidate, data=mjx.kinematics(candidate.model, candidate.data)
@@ -204,4 +204,4 @@ def resample_while_penetrating(
 
     start = (key, jnp.int32(0), physics.data, physics.model_fields, jnp.bool_(True))
     _, _, data, fields, _ = jax.lax.while_loop(again, attempt, start)
-    return Physics.create(model, data, physics.names, fields)
+    return Physics.create(model, data, physics.names, fields, physics.count_contacts)

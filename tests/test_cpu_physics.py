@@ -13,9 +13,11 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
+from mujoco import mjx
 
 import jaxcontrol
 from jaxcontrol import cpu_physics, equivalence
+from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import compat
 
 # A contact task with a free joint (quaternions) and the solver's warm start, and a
@@ -95,6 +97,35 @@ def test_a_reset_ends_with_cs_forward_pass(monkeypatch):
     assert calls == [((1,), True)]
     jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 4))
     assert calls[-1] == ((4,), True)
+
+
+def test_contact_tests_are_cs_own_ncon(monkeypatch):
+    """On the C backend a reset's rejection sampler asks C MuJoCo for `ncon`, as
+    dm_control does, and no MJX collision is traced: poses from clear of the floor
+    to sunk into it give C's counts, per environment of a vmapped batch."""
+    env = jaxcontrol.load("humanoid", "walk", backend="mujoco")
+    states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 8))
+    heights = jnp.linspace(-0.3, 1.6, 8)  # root z: from deep in the floor to clear of it
+    qpos = states.data.qpos.at[:, 2].set(heights)
+
+    def count(data):
+        return physics_lib.contact_count(env._physics(data, {}))
+
+    ours = jax.jit(jax.vmap(count))(states.data.replace(qpos=qpos))
+    model, data = env.mj_model, mujoco.MjData(env.mj_model)
+    theirs = []
+    for q in np.asarray(qpos, np.float64):
+        data.qpos[:] = q
+        mujoco.mj_forward(model, data)
+        theirs.append(data.ncon)
+    assert np.asarray(ours).tolist() == theirs
+    assert theirs[0] > 10 and theirs[-1] == 0, theirs
+
+    def no_mjx_collision(*args, **kwargs):
+        raise AssertionError("MJX collision traced on the C backend")
+
+    monkeypatch.setattr(mjx, "collision", no_mjx_collision)
+    jax.eval_shape(jax.vmap(env.reset), jax.random.split(jax.random.key(1), 4))
 
 
 def test_unknown_backend_is_refused():
