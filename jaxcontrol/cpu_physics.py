@@ -31,6 +31,7 @@ import dataclasses
 import os
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -247,15 +248,13 @@ def contact_count(env, physics: physics_lib.Physics) -> jax.Array:
     """C MuJoCo's `ncon` at `physics`' qpos and model fields: dm_control's own test
     in its rejection samplers (`physics_lib.contact_count` on the C backend).
     Jittable and vmappable; nothing of MJX's collision is compiled."""
-    engine = env._cached("cpu_engine", lambda: _engine(env))
+    engine = _engine(env)
     wire = _Wire(physics.data.qpos.dtype)
 
     def host(qpos, fields):
         qpos, fields = jax.tree.map(wire.decode, (qpos, fields))
         lead = np.shape(qpos)[:-1]
-        batch = int(np.prod(lead))
-        flat = lambda x: np.asarray(x, np.float64).reshape((batch,) + np.shape(x)[len(lead) :])
-        count = engine.contacts(flat(qpos), {k: flat(v) for k, v in fields.items()})
+        count = engine.contacts(_flat(qpos, lead), {k: _flat(v, lead) for k, v in fields.items()})
         return count.astype(np.int32).reshape(lead)
 
     operands = jax.tree.map(wire.encode, (physics.data.qpos, dict(physics.model_fields)))
@@ -264,7 +263,7 @@ def contact_count(env, physics: physics_lib.Physics) -> jax.Array:
 
 
 def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_only: bool):
-    engine = env._cached("cpu_engine", lambda: _engine(env))
+    engine = _engine(env)
     data = physics.data
     dtype = data.qpos.dtype
     fields = dict(physics.model_fields)  # the task's, and any a wrapper added
@@ -279,12 +278,10 @@ def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_onl
     def host(time, fields, inputs):
         time, fields, inputs = jax.tree.map(wire.decode, (time, fields, inputs))
         lead = np.shape(time)  # () for one environment, the batch axes under vmap
-        batch = int(np.prod(lead))
-        flat = lambda x, tail: np.asarray(x, np.float64).reshape((batch,) + tail)
         time, out = engine.step(
-            flat(time, ()),
-            {k: flat(v, np.shape(v)[len(lead) :]) for k, v in fields.items()},
-            {k: flat(v, np.shape(v)[len(lead) :]) for k, v in inputs.items()},
+            _flat(time, lead),
+            {k: _flat(v, lead) for k, v in fields.items()},
+            {k: _flat(v, lead) for k, v in inputs.items()},
             forward_only,
         )
         shaped = lambda x, tail: wire.send(x.reshape(lead + tail))
@@ -340,4 +337,11 @@ class _Wire:
 
 
 def _engine(env) -> Engine:
-    return Engine(env.mj_model, env.n_sub_steps)
+    """The Env's C engine, built on first use and kept with the Env."""
+    return env._cached("cpu_engine", lambda: Engine(env.mj_model, env.n_sub_steps))
+
+
+def _flat(x: Any, lead: tuple[int, ...]) -> np.ndarray:
+    """`x` with batch axes `lead` (empty for one environment) as float64, the batch
+    axes flattened into one: [prod(lead), one environment's shape...]."""
+    return np.asarray(x, np.float64).reshape((int(np.prod(lead)),) + np.shape(x)[len(lead) :])

@@ -625,8 +625,7 @@ def contact_count(physics: Physics, slack: float = 0.0) -> jax.Array:
     """
     if physics.count_contacts is not None and slack == 0:
         return physics.count_contacts(physics)
-    inside = _inside_margin(physics)
-    return jnp.int32(0) if inside is None else jnp.sum(inside > slack).astype(jnp.int32)
+    return contact_count_and_depth(physics, slack)[0]
 
 
 def contact_count_and_depth(physics: Physics, slack: float = 0.0) -> tuple[jax.Array, jax.Array]:
