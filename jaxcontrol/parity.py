@@ -47,6 +47,7 @@ from jaxcontrol.core import Env, StepType
 N_STATES = 24
 EPISODE_AMPLITUDE = 0.3
 RESETS_OURS, RESETS_REFERENCE = 1024, 600
+CONFIRM_BATCHES, CONFIRM_REFERENCE, CONFIRM_SEED_OFFSET = 3, 3000, 100
 RETURN_EPISODES = 64
 SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS = 1024, 1000, 8
 KS_THRESHOLD = 1e-3
@@ -140,26 +141,55 @@ def resets(env: Env, seed: int = 3) -> dict[str, Any]:
 
     Per quantity: the smallest p over its non-constant columns and how many there
     were. Per-episode model fields are tested family-wise (`reset_pvalues`).
+
+    A quantity that misses the threshold gets a second, independent test: fresh
+    keys on our side, a fresh dm_control seed, each side about five times larger
+    (`confirmation`). One quantity of many columns (humanoid_CMU's qpos has 63)
+    held to p > 0.001 column by column misses by chance about 6% of the time; a
+    real difference that reached p <= 0.001 in the first samples shows again, far
+    more strongly, in the larger second ones. Both stages stay in the record.
     """
     keys = jax.random.split(jax.random.key(11), RESETS_OURS)
     ours = equivalence.reset_samples(equivalence.batched_reset(env, keys))
     ref = equivalence.reference_resets(env, RESETS_REFERENCE, seed)
+    piece = _ks_piece(ours, ref)
+    piece["names_match"] = sorted(ours) == sorted(ref)
+    piece["family_wise"] = sorted(set(ref) & set(env.default_model_fields()))
+    low = sorted(name for name, p in reset_pvalues(piece).items() if p <= KS_THRESHOLD)
+    if low:
+        piece["confirmation"] = _confirm_resets(env, low, seed + CONFIRM_SEED_OFFSET)
+    return piece
+
+
+def _ks_piece(ours: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Sample sizes, each quantity's smallest KS p and column count, mismatched constants."""
+    n_ours, n_ref = (len(next(iter(side.values()))) for side in (ours, ref))
     pvalues, columns, constant_mismatch = {}, {}, []
-    for name in ref:
+    for name, reference in ref.items():
         column_p, mismatched = ks_columns(
-            ours[name].reshape(RESETS_OURS, -1), ref[name].reshape(RESETS_REFERENCE, -1)
+            ours[name].reshape(n_ours, -1), reference.reshape(n_ref, -1)
         )
         constant_mismatch += [f"{name}[{column}]" for column in mismatched]
         pvalues[name] = min(column_p, default=1.0)
         columns[name] = len(column_p)
     return {
-        "samples": [RESETS_OURS, RESETS_REFERENCE],
-        "names_match": sorted(ours) == sorted(ref),
+        "samples": [n_ours, n_ref],
         "min_pvalue": pvalues,
         "columns": columns,
-        "family_wise": sorted(set(ref) & set(env.default_model_fields())),
         "constant_mismatch": constant_mismatch,
     }
+
+
+def _confirm_resets(env: Env, names: list[str], seed: int) -> dict[str, Any]:
+    """The second stage of `resets`: the named quantities on fresh, larger samples."""
+    keys = jax.random.split(jax.random.key(12), CONFIRM_BATCHES * RESETS_OURS)
+    batches = [
+        equivalence.reset_samples(equivalence.batched_reset(env, chunk))
+        for chunk in keys.reshape(CONFIRM_BATCHES, RESETS_OURS)
+    ]
+    ours = {name: np.concatenate([batch[name] for batch in batches]) for name in names}
+    ref = equivalence.reference_resets(env, CONFIRM_REFERENCE, seed)
+    return {**_ks_piece(ours, {name: ref[name] for name in names}), "seed": seed}
 
 
 def ks_columns(ours: np.ndarray, ref: np.ndarray) -> tuple[list[float], list[int]]:
@@ -189,13 +219,29 @@ def reset_pvalues(piece: dict[str, Any]) -> dict[str, float]:
     time, as the issue states it. A per-episode model field is one quantity of many
     correlated columns (escape's terrain has 40,401): it is held to the threshold
     family-wise, its smallest p times its column count (Bonferroni), since the
-    smallest of 40,401 p-values under equal distributions is about 2.5e-5.
+    smallest of 40,401 p-values under equal distributions is about 2.5e-5. A
+    quantity that missed and was tested again on larger samples (`resets`) is held
+    to that second test.
     """
     family = set(piece.get("family_wise", ()))  # records before session 14 lack it
-    return {
-        name: min(1.0, p * piece["columns"][name]) if name in family else p
-        for name, p in piece["min_pvalue"].items()
-    }
+    second = piece.get("confirmation", {"min_pvalue": {}, "columns": {}})
+    out = {}
+    for name, p in piece["min_pvalue"].items():
+        columns = piece["columns"][name]
+        if name in second["min_pvalue"]:  # a first-stage miss, tested again (`resets`)
+            p, columns = second["min_pvalue"][name], second["columns"][name]
+        out[name] = min(1.0, p * columns) if name in family else p
+    return out
+
+
+def _resets_cell(piece: dict[str, Any]) -> str:
+    """The smallest p held to the target; a second stage's also shows the first's."""
+    cell = f"{min(reset_pvalues(piece).values(), default=1.0):.3f}"
+    if "confirmation" in piece:
+        first = {**piece, "confirmation": {"min_pvalue": {}, "columns": {}}}
+        samples = "/".join(str(n) for n in piece["confirmation"]["samples"])
+        cell += f" (2nd test, {samples}; 1st {min(reset_pvalues(first).values()):.1e})"
+    return cell
 
 
 def open_loop_actions(spec, policy: str, steps: int) -> np.ndarray:
@@ -549,6 +595,10 @@ def missed_targets(
         low = {k: p for k, p in reset_pvalues(rs).items() if p <= KS_THRESHOLD}
         if low:
             missed.append(f"reset KS p <= {KS_THRESHOLD}: {low}")
+        if rs.get("confirmation", {}).get("constant_mismatch"):
+            missed.append(
+                f"constant reset entries differ: {rs['confirmation']['constant_mismatch']}"
+            )
         if rs["constant_mismatch"]:
             missed.append(f"constant reset entries differ: {rs['constant_mismatch']}")
     for policy, z in (record.get("returns") or {}).items():
@@ -671,7 +721,7 @@ def render(records: list[dict[str, Any]]) -> str:
             if ep
             else "—"
         )
-        ks = f"{min(reset_pvalues(rs).values(), default=1.0):.3f}" if rs else "—"
+        ks = _resets_cell(rs) if rs else "—"
         zs = " / ".join(f"{abs(rt[p]['z']):.2f}" for p in POLICIES) if rt else "—"
         soak_cell = f"{sk['nonfinite']} in {sk['steps']:.0e}" if sk else "—"
         registered = r["task"] in {f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS}
@@ -715,7 +765,11 @@ def render(records: list[dict[str, Any]]) -> str:
             f"{RESETS_OURS} of our resets against {RESETS_REFERENCE} of dm_control's; target p > "
             f"{KS_THRESHOLD:g} for every coordinate of the state and of the task's variables; a "
             f"per-episode model field (escape's terrain: 40,401 columns) is held to it "
-            f"family-wise (its smallest p times its column count)."
+            f"family-wise (its smallest p times its column count). A quantity that misses is "
+            f"tested again on fresh samples, {CONFIRM_BATCHES * RESETS_OURS} of ours against "
+            f"{CONFIRM_REFERENCE} of dm_control's from another seed, and held to that second "
+            f"test: with 63 columns (humanoid_CMU's qpos) the first test alone misses by chance "
+            f"about 6% of the time, and a real difference shows again more strongly."
         ),
         (
             f"- **Returns**: {RETURN_EPISODES} episodes per side, each from its own resets, under "

@@ -17,6 +17,7 @@ of CI per run (BENCHMARKS.md, "Test time"); the default tier's rollouts still
 run every task in float32.
 """
 
+import jax
 import numpy as np
 import pytest
 from pertask import backend_for, task_cache
@@ -111,6 +112,55 @@ def test_a_wide_model_field_is_held_to_the_ks_threshold_family_wise():
     assert parity.missed_targets({"resets": piece}, ["resets"]) == [f"reset KS p <= 0.001: {low}"]
     del piece["family_wise"]  # a record from before the rule: every column on its own
     assert parity.reset_pvalues(piece)["hfield_data"] == 1e-9
+
+
+def _fake_resets(monkeypatch, shift_first: float, shift_all: float):
+    """`parity.resets` on synthetic samples: our qpos uniform on [0, 1), dm_control's
+    shifted by `shift_first` in the first reference sample and by `shift_all` in all."""
+    calls = []
+
+    def ours(env, keys):
+        rng = np.random.default_rng(np.asarray(jax.random.key_data(keys)).sum() % 2**32)
+        return {
+            "qpos": rng.random((len(keys), 3)).astype(np.float32),
+            "qvel": np.zeros((len(keys), 2)),
+        }
+
+    def reference(env, n, seed):
+        calls.append((n, seed))
+        shift = shift_all + (shift_first if len(calls) == 1 else 0.0)
+        rng = np.random.default_rng(seed)
+        return {"qpos": rng.random((n, 3)) + shift, "qvel": np.zeros((n, 2))}
+
+    monkeypatch.setattr(equivalence, "batched_reset", ours)
+    monkeypatch.setattr(equivalence, "reset_samples", lambda samples: samples)
+    monkeypatch.setattr(equivalence, "reference_resets", reference)
+    env = type("FakeEnv", (), {"default_model_fields": lambda self: {}})()
+    return parity.resets(env), calls
+
+
+def test_a_reset_miss_is_tested_again_on_larger_fresh_samples(monkeypatch):
+    """A first-stage miss draws fresh samples on both sides (a new dm_control seed)
+    and is held to the second test, which a chance miss passes and a real shift fails."""
+    piece, calls = _fake_resets(monkeypatch, shift_first=0.0, shift_all=0.0)
+    assert "confirmation" not in piece and calls == [(parity.RESETS_REFERENCE, 3)]
+
+    piece, calls = _fake_resets(monkeypatch, shift_first=0.2, shift_all=0.0)  # a fluke
+    assert piece["min_pvalue"]["qpos"] < 1e-6
+    second = piece["confirmation"]
+    assert calls[1] == (parity.CONFIRM_REFERENCE, 3 + parity.CONFIRM_SEED_OFFSET)
+    assert second["samples"] == [
+        parity.CONFIRM_BATCHES * parity.RESETS_OURS,
+        parity.CONFIRM_REFERENCE,
+    ]
+    assert set(second["min_pvalue"]) == {"qpos"}  # only the quantity that missed
+    assert parity.reset_pvalues(piece)["qpos"] == second["min_pvalue"]["qpos"] > 1e-3
+    assert parity.missed_targets({"resets": piece}, ["resets"]) == []
+    assert "2nd test, 3072/3000; 1st" in parity._resets_cell(piece)
+
+    piece, _ = _fake_resets(monkeypatch, shift_first=0.0, shift_all=0.05)  # a real shift
+    assert parity.reset_pvalues(piece)["qpos"] < 1e-6
+    assert parity.missed_targets({"resets": piece}, ["resets"])
 
 
 # ----- full tier -------------------------------------------------------------------------
