@@ -126,7 +126,8 @@ def test_learners_train_on_wrapper_stacks(name, build, toy_env):
     AutoReset), and a stack that restarts its own episodes, under episode statistics."""
     env = build(toy_env)
     short = {
-        "ppo": {"total_env_steps": 16 * 16 * 3, "updates_per_chunk": 3},
+        # Episodes in lock-step, so that the count below is simple (staggering: below).
+        "ppo": {"total_env_steps": 16 * 16 * 3, "updates_per_chunk": 3, "stagger_episodes": False},
         "sac": {"total_env_steps": 8 * 40, "learning_starts": 64, "iterations_per_chunk": 20},
     }[name]
     learner = get_agent(name).make_learner(dataclasses.replace(TINY[name], **short), env)
@@ -137,6 +138,43 @@ def test_learners_train_on_wrapper_stacks(name, build, toy_env):
     assert all(np.isfinite(float(v)) for v in metrics.values())
     returns = evaluate(env, learner.policy, learner.policy_params(state), jax.random.PRNGKey(1), 4)
     assert returns.shape == (4,) and bool(jnp.all(jnp.isfinite(returns)))
+
+
+def test_staggered_first_episodes_cover_every_phase_and_are_not_reported(toy_env):
+    """Environment i starts i/E of the way into its time limit (under ActionRepeat too:
+    the bare env's steps), so its first episode ends early; only whole episodes count."""
+    from jaxcontrol.agents.common.venv import training_env  # pylint: disable=import-outside-toplevel
+
+    tenv = training_env(ActionRepeat(toy_env, 2), 16)
+    state = tenv.reset(jax.random.PRNGKey(0), stagger=True)
+    offsets = np.arange(16) * 50 // 16
+    np.testing.assert_array_equal(state.step, offsets)
+    returns = tenv.zero_returns(stagger=True)
+    assert not np.isnan(returns[0]) and np.isnan(returns[1:]).all()
+    step = jax.jit(tenv.step)
+    first_end, reported = np.full(16, -1), []
+    for t in range(1, 51):
+        state, returns, transition, finished, count = step(state, returns, jnp.zeros((16, 1)))
+        done = np.asarray(transition["done"])
+        first_end[(first_end < 0) & done] = t
+        reported.append((float(finished), float(count)))
+    np.testing.assert_array_equal(first_end, -(-(50 - offsets) // 2))  # ceil: 2 steps each
+    # Env 0's 25-step episodes (t = 25, 50) and each other env's one whole episode.
+    whole = 1 + np.sum(first_end[1:] + 25 <= 50)
+    assert sum(count for _, count in reported) == 1 + whole
+    assert all(np.isfinite(total) for total, _ in reported)
+    assert not np.isnan(np.asarray(returns)).any()  # every env is on a whole episode now
+    lockstep = tenv.reset(jax.random.PRNGKey(0))
+    assert (np.asarray(lockstep.step) == 0).all()
+    assert (np.asarray(tenv.zero_returns()) == 0).all()
+
+
+def test_ppo_staggers_its_environments(toy_env):
+    """PPO's default; off, its environments start together."""
+    for stagger, steps in ((True, np.arange(16) * 50 // 16), (False, np.zeros(16))):
+        config = dataclasses.replace(TINY["ppo"], stagger_episodes=stagger)
+        state = get_agent("ppo").make_learner(config, toy_env).init(jax.random.PRNGKey(0))
+        np.testing.assert_array_equal(state.env_state.step, steps)
 
 
 def test_learners_refuse_what_is_not_an_env(toy_env):

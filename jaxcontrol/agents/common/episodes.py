@@ -26,17 +26,24 @@ def track_returns(
     """Accumulates rewards and collects returns of episodes that just ended.
 
     Args:
-      running: [E] return so far of each env's current episode.
+      running: [E] return so far of each env's current episode; NaN for an
+        episode that is not reported (one that began part-way, as a staggered
+        first episode does: ``TrainingEnv.reset``).
       reward: [E] reward of this step.
       done: [E] bool, episode ended on this step.
 
     Returns:
       new running returns [E] (zeroed where done), the sum of finished
-      returns (scalar) and how many finished (scalar float32).
+      returns (scalar) and how many finished (scalar float32), both over the
+      reported episodes only.
     """
     total = running + reward
-    done_f = done.astype(jnp.float32)
-    return (total * (1.0 - done_f), jnp.sum(total * done_f), jnp.sum(done_f))
+    reported = done & ~jnp.isnan(total)
+    return (
+        jnp.where(done, 0.0, total),
+        jnp.sum(jnp.where(reported, total, 0.0)),
+        jnp.sum(reported.astype(jnp.float32)),
+    )
 
 
 def summarize_chunk(metrics: dict, updates: jax.Array) -> dict:

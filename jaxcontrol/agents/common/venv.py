@@ -71,14 +71,38 @@ class TrainingEnv(NamedTuple):
         """dtype of ``observe``'s result: uint8 for pixels, else float32."""
         return jnp.dtype(jnp.uint8 if self.pixels else jnp.float32)
 
-    def reset(self, key: jax.Array) -> Any:
-        """Batched initial states [E], sharded on the mesh."""
-        keys = jax.random.split(key, self.num_envs)
-        return sharding.constrain(jax.vmap(self.venv.reset)(keys), self.mesh)
+    def reset(self, key: jax.Array, stagger: bool = False) -> Any:
+        """Batched initial states [E], sharded on the mesh.
 
-    def zero_returns(self) -> jax.Array:
-        """[E] float32 zeros, sharded like the envs (as the step's outputs are)."""
-        return sharding.constrain(jnp.zeros((self.num_envs,), jnp.float32), self.mesh)
+        With ``stagger``, environment i begins its first episode i / E of the
+        way through its time limit (``State.step`` starts at floor(i * L / E)
+        of the bare env's L steps), so that the batch covers every phase of an
+        episode from the first step on. Without it, every environment of a task
+        that never terminates (cartpole, walker...) runs its episodes in
+        lock-step: a PPO update of a 32-step rollout then sees one 32-step slice
+        of the episode (only the swing-up, then only balancing), which made PPO
+        oscillate and collapse on cartpole-swingup (BENCHMARKS.md). The first
+        episodes are shorter, nothing else changes; ``zero_returns(stagger=True)``
+        keeps them out of the reported returns. No effect without a time limit.
+        """
+        keys = jax.random.split(key, self.num_envs)
+        states = jax.vmap(self.venv.reset)(keys)
+        limit = self.venv.unwrapped.episode_length
+        if stagger and limit is not None:
+            offsets = (jnp.arange(self.num_envs) * limit) // self.num_envs
+            states = states.replace(step=offsets.astype(states.step.dtype))
+        return sharding.constrain(states, self.mesh)
+
+    def zero_returns(self, stagger: bool = False) -> jax.Array:
+        """[E] float32 running returns of the first episodes, sharded like the envs.
+
+        Zeros; with ``stagger`` (as in ``reset``), NaN for the environments whose
+        first episode starts part-way, which ``track_returns`` does not report.
+        """
+        returns = jnp.zeros((self.num_envs,), jnp.float32)
+        if stagger and self.venv.unwrapped.episode_length is not None:
+            returns = jnp.where(jnp.arange(self.num_envs) > 0, jnp.nan, returns)
+        return sharding.constrain(returns, self.mesh)
 
     def step(self, env_state: Any, episode_return: jax.Array, action: jax.Array):
         """Steps every env once and records the transition.

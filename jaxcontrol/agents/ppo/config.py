@@ -33,6 +33,10 @@ class PPOConfig:
       normalize_advantages: standardise advantages per minibatch.
       hidden_sizes: MLP widths of both policy and value networks.
       init_log_std: initial log standard deviation of the policy.
+      stagger_episodes: start each environment's first episode at a different
+        point of its time limit, so that every rollout covers every phase of an
+        episode (``TrainingEnv.reset``); off, the environments of a task that
+        never terminates run in lock-step.
       updates_per_chunk: updates per jitted chunk (progress/checkpoint grain).
     """
 
@@ -56,6 +60,7 @@ class PPOConfig:
     normalize_advantages: bool = True
     hidden_sizes: tuple[int, ...] = (64, 64)
     init_log_std: float = -0.5
+    stagger_episodes: bool = True
     updates_per_chunk: int = 10
 
     def __post_init__(self):

@@ -93,8 +93,8 @@ def init(ppo: PPO, key: jax.Array) -> PPOState:
         params=params,
         opt_state=ppo.optimizer.init(params),
         obs_stats=ppo.normalizer.init(ppo.env.obs_size),
-        env_state=ppo.env.reset(key_env),
-        episode_return=ppo.env.zero_returns(),
+        env_state=ppo.env.reset(key_env, stagger=ppo.config.stagger_episodes),
+        episode_return=ppo.env.zero_returns(stagger=ppo.config.stagger_episodes),
         key=key_next,
         iterations=jnp.zeros((), jnp.int32),
     )
