@@ -232,3 +232,18 @@ def test_random_command_lines_never_end_in_a_traceback(argv, out):
     rc, err, std = _train(argv)
     if rc is not Valid:  # validation passing stops before any write
         assert rc == 2 and len(err) == 1 and err[0].startswith("error: ") and not std, err
+
+
+def test_a_run_from_before_a_new_field_resumes_with_what_it_did():
+    """PPO runs from before `stagger_episodes` ran in lock-step: resuming one needs
+    `--set stagger_episodes=False`, and the refusal says so; other agents lack the field."""
+    from jaxcontrol.agents.cli import _differences  # pylint: disable=import-outside-toplevel
+
+    run = {"env": "cartpole-swingup", "agent": "ppo", "seed": 0, "action_repeat": 1}
+    saved = {**run, "config": {"num_envs": 128}}
+    now = {**run, "config": {"num_envs": 128, "stagger_episodes": True}}
+    assert _differences(saved, now) == ["stagger_episodes False != True"]
+    now["config"]["stagger_episodes"] = False
+    assert _differences(saved, now) == []
+    sac = {**run, "agent": "sac", "config": {"batch_size": 256}}
+    assert _differences(sac, sac) == []
