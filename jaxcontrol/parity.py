@@ -226,11 +226,11 @@ def reset_pvalues(piece: dict[str, Any]) -> dict[str, float]:
     family = set(piece.get("family_wise", ()))  # records before session 14 lack it
     second = piece.get("confirmation", {"min_pvalue": {}, "columns": {}})
     out = {}
-    for name, p in piece["min_pvalue"].items():
-        columns = piece["columns"][name]
-        if name in second["min_pvalue"]:  # a first-stage miss, tested again (`resets`)
-            p, columns = second["min_pvalue"][name], second["columns"][name]
-        out[name] = min(1.0, p * columns) if name in family else p
+    for name in piece["min_pvalue"]:
+        # A first-stage miss was tested again (`resets`); older records lack "columns".
+        source = second if name in second["min_pvalue"] else piece
+        p = source["min_pvalue"][name]
+        out[name] = min(1.0, p * source["columns"][name]) if name in family else p
     return out
 
 

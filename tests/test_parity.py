@@ -112,6 +112,7 @@ def test_a_wide_model_field_is_held_to_the_ks_threshold_family_wise():
     assert parity.missed_targets({"resets": piece}, ["resets"]) == [f"reset KS p <= 0.001: {low}"]
     del piece["family_wise"]  # a record from before the rule: every column on its own
     assert parity.reset_pvalues(piece)["hfield_data"] == 1e-9
+    assert parity.reset_pvalues({"min_pvalue": {"qpos": 0.5}}) == {"qpos": 0.5}  # older still
 
 
 def _fake_resets(monkeypatch, shift_first: float, shift_all: float):
