@@ -595,12 +595,9 @@ def missed_targets(
         low = {k: p for k, p in reset_pvalues(rs).items() if p <= KS_THRESHOLD}
         if low:
             missed.append(f"reset KS p <= {KS_THRESHOLD}: {low}")
-        if rs.get("confirmation", {}).get("constant_mismatch"):
-            missed.append(
-                f"constant reset entries differ: {rs['confirmation']['constant_mismatch']}"
-            )
-        if rs["constant_mismatch"]:
-            missed.append(f"constant reset entries differ: {rs['constant_mismatch']}")
+        mismatch = rs["constant_mismatch"] + rs.get("confirmation", {}).get("constant_mismatch", [])
+        if mismatch:
+            missed.append(f"constant reset entries differ: {mismatch}")
     for policy, z in (record.get("returns") or {}).items():
         if isinstance(z, dict) and not abs(z["z"]) <= Z_THRESHOLD:
             missed.append(f"returns under {policy}: |z| = {abs(z['z']):.2f} > {Z_THRESHOLD}")

@@ -87,11 +87,15 @@ class TrainingEnv(NamedTuple):
         """
         keys = jax.random.split(key, self.num_envs)
         states = jax.vmap(self.venv.reset)(keys)
-        limit = self.venv.unwrapped.episode_length
-        if stagger and limit is not None:
-            offsets = (jnp.arange(self.num_envs) * limit) // self.num_envs
-            states = states.replace(step=offsets.astype(states.step.dtype))
+        if stagger:
+            states = states.replace(step=self.stagger_offsets().astype(states.step.dtype))
         return sharding.constrain(states, self.mesh)
+
+    def stagger_offsets(self) -> jax.Array:
+        """[E] int32 first steps of staggered episodes, floor(i * L / E); zeros
+        without a time limit."""
+        limit = self.venv.unwrapped.episode_length or 0
+        return (jnp.arange(self.num_envs, dtype=jnp.int32) * limit) // self.num_envs
 
     def zero_returns(self, stagger: bool = False) -> jax.Array:
         """[E] float32 running returns of the first episodes, sharded like the envs.
@@ -100,8 +104,8 @@ class TrainingEnv(NamedTuple):
         first episode starts part-way, which ``track_returns`` does not report.
         """
         returns = jnp.zeros((self.num_envs,), jnp.float32)
-        if stagger and self.venv.unwrapped.episode_length is not None:
-            returns = jnp.where(jnp.arange(self.num_envs) > 0, jnp.nan, returns)
+        if stagger:
+            returns = jnp.where(self.stagger_offsets() > 0, jnp.nan, returns)
         return sharding.constrain(returns, self.mesh)
 
     def step(self, env_state: Any, episode_return: jax.Array, action: jax.Array):
