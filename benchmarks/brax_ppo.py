@@ -4,16 +4,22 @@ Both learners get the same task, budget and the hyperparameters the two APIs sha
 environments, 32-step unrolls, 4 minibatches of 1,024 transitions, 8 epochs, Adam at 1e-3
 clipped to a gradient norm of 0.5, gamma 0.99, GAE lambda 0.95, ratio clip 0.2, value-loss
 weight 0.5, rewards scaled by 0.1, normalised observations and advantages, no entropy bonus,
-64x64 policy and value networks. What differs is each library's own design (Brax: a
-tanh-squashed Gaussian with a learned scalar std, swish activations, LeCun initialisation;
-ours: a clipped Gaussian with a learned log std, tanh activations, orthogonal initialisation).
+64x64 policy and value networks. What differs is each library's own design. Brax's networks
+(``--brax-networks brax``, its defaults): a tanh-squashed Gaussian whose std is a softplus of
+the network's output, swish activations, LeCun initialisation, and an observation normaliser
+that does not clip. Ours: a Gaussian clipped by the env, with a learned state-independent log
+std (initially -0.5), tanh activations, orthogonal initialisation (0.01 on the mean's layer),
+and normalised observations clipped to +-5. ``--brax-networks ours`` gives Brax's trainer our
+design (``make_ppo_networks`` options, and ``clip_normalized_observations``), so that what
+remains different is the training loop.
 
 Each policy is then scored by the suite's protocol (``jaxcontrol.agents.common.evaluation``:
 deterministic policy, full 1000-step episodes from fresh resets, the sum of rewards), so the
 two scores are directly comparable. Wall time is training only, compilation included, measured
 the same way for both, one after the other in one process.
 
-    python benchmarks/brax_ppo.py --env cartpole-balance --steps 1e6 --episodes 100
+    python benchmarks/brax_ppo.py --env cartpole-balance --steps 1e6 --episodes 100 \
+        [--brax-networks brax ours]
 
 Prints one JSON line per learner (and appends them to ``--out`` if given).
 """
@@ -72,20 +78,45 @@ def ours(env, steps: int, seed: int):
     return learner.policy, learner.policy_params(final), seconds, steps, dataclasses.asdict(config)
 
 
-def brax(env, steps: int, seed: int):
-    """The same for Brax's PPO on ``BraxEnv(env)``."""
+def brax_network_factory(networks: str):
+    """Brax's PPO network factory: Brax's own design (``"brax"``) or ours (``"ours"``)."""
     from brax.training.agents.ppo import networks as ppo_networks  # pylint: disable=import-outside-toplevel
+
+    from jaxcontrol.wrappers import clip_normalized_observations  # pylint: disable=import-outside-toplevel
+
+    sizes = {"policy_hidden_layer_sizes": HIDDEN, "value_hidden_layer_sizes": HIDDEN}
+    if networks == "brax":
+        return functools.partial(ppo_networks.make_ppo_networks, **sizes)
+    if networks != "ours":
+        raise ValueError(f"networks must be 'brax' or 'ours', got {networks!r}")
+    orthogonal = jax.nn.initializers.orthogonal
+    return clip_normalized_observations(
+        functools.partial(
+            ppo_networks.make_ppo_networks,
+            **sizes,
+            activation=jax.numpy.tanh,
+            distribution_type="normal",
+            noise_std_type="log",
+            init_noise_std=float(np.exp(PPOConfig.init_log_std)),
+            policy_network_kernel_init_fn=orthogonal,
+            policy_network_kernel_init_kwargs={"scale": np.sqrt(2.0)},
+            value_network_kernel_init_fn=orthogonal,
+            value_network_kernel_init_kwargs={"scale": np.sqrt(2.0)},
+            mean_kernel_init_fn=orthogonal,
+            mean_kernel_init_kwargs={"scale": 0.01},
+        )
+    )
+
+
+def brax(env, steps: int, seed: int, networks: str = "brax"):
+    """The same for Brax's PPO on ``BraxEnv(env)``, with ``brax_network_factory(networks)``."""
     from brax.training.agents.ppo import train as ppo  # pylint: disable=import-outside-toplevel
 
     from jaxcontrol.wrappers import BraxEnv  # pylint: disable=import-outside-toplevel
 
     kwargs = {brax_name: value for brax_name, value in SHARED.values()}
     num_envs, unroll = kwargs["num_envs"], kwargs["unroll_length"]
-    factory = functools.partial(
-        ppo_networks.make_ppo_networks,
-        policy_hidden_layer_sizes=HIDDEN,
-        value_hidden_layer_sizes=HIDDEN,
-    )
+    factory = brax_network_factory(networks)
     braxed = BraxEnv(env)
     start = time.perf_counter()
     make_policy, params, _ = ppo.train(
@@ -110,7 +141,8 @@ def brax(env, steps: int, seed: int):
         return action
 
     per_step = num_envs * unroll
-    return policy, None, seconds, -(-steps // per_step) * per_step, {**kwargs, "hidden": HIDDEN}
+    config = {**kwargs, "hidden": HIDDEN, "networks": networks}
+    return policy, None, seconds, -(-steps // per_step) * per_step, config
 
 
 def main(argv=None) -> int:
@@ -120,20 +152,31 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--learners", nargs="+", default=["ours", "brax"], choices=["ours", "brax"])
+    p.add_argument(
+        "--brax-networks",
+        nargs="+",
+        default=["brax"],
+        choices=["brax", "ours"],
+        help="Brax's network design, ours, or both (one Brax run each)",
+    )
     p.add_argument("--out", help="append JSON lines here")
     args = p.parse_args(argv)
     domain, task = args.env.split("-")
     env = jaxcontrol.load(domain, task)
-    for name in args.learners:
-        policy, params, seconds, steps, config = {"ours": ours, "brax": brax}[name](
-            env, int(args.steps), args.seed
-        )
+    runs = [
+        (name, functools.partial(brax, networks=n) if name == "brax" else ours)
+        for name in args.learners
+        for n in (args.brax_networks if name == "brax" else [None])
+    ]
+    for name, learner in runs:
+        policy, params, seconds, steps, config = learner(env, int(args.steps), args.seed)
         returns = jax.jit(lambda p, k, policy=policy: evaluate(env, policy, p, k, args.episodes))(
             params, jax.random.key(1000 + args.seed)
         )
         result = summarize(np.asarray(returns))
         line = {
             "learner": name,
+            "brax_networks": config.get("networks"),
             "env": args.env,
             "env_steps": steps,
             "train_seconds": round(seconds, 1),

@@ -38,9 +38,11 @@ __all__ = [
     "Pixels",
     "RecordEpisodeStatistics",
     "Wrapper",
+    "clip_normalized_observations",
 ]
 
 _GYMNASIUM = ("GymnasiumEnv", "GymnasiumVectorEnv")
+_BRAX = ("BraxEnv", "clip_normalized_observations")
 
 
 def __getattr__(name):
@@ -50,8 +52,8 @@ def __getattr__(name):
         from jaxcontrol.wrappers import gymnasium_adapter
 
         return getattr(gymnasium_adapter, name)
-    if name == "BraxEnv":  # brax (the jaxcontrol[brax] extra), likewise on first use
+    if name in _BRAX:  # brax (the jaxcontrol[brax] extra), likewise on first use
         from jaxcontrol.wrappers import brax_adapter
 
-        return brax_adapter.BraxEnv
+        return getattr(brax_adapter, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,7 @@ from jaxcontrol.wrappers import ActionRepeat, AutoReset, FlattenObservation
 brax_envs = pytest.importorskip("brax.envs", reason="needs the jaxcontrol[brax] extra")
 brax_training = pytest.importorskip("brax.envs.wrappers.training")
 
-from jaxcontrol.wrappers import BraxEnv
+from jaxcontrol.wrappers import BraxEnv, clip_normalized_observations
 
 
 class WallToy(ToyEnv):
@@ -89,13 +89,47 @@ def test_under_brax_training_wrappers_truncation_is_not_termination():
     assert int(state.pipeline_state.step[0]) == 0
 
 
+def test_clipped_normaliser_bounds_what_the_networks_see():
+    from brax.training.acme import running_statistics
+    from brax.training.agents.ppo import networks as ppo_networks
+
+    seen = []
+
+    def factory(observation_size, action_size, preprocess_observations_fn):
+        seen.append(preprocess_observations_fn)
+        return ppo_networks.make_ppo_networks(
+            observation_size, action_size, preprocess_observations_fn=preprocess_observations_fn
+        )
+
+    clipped = clip_normalized_observations(factory, limit=5.0)
+    networks = clipped(2, 1, preprocess_observations_fn=running_statistics.normalize)
+    # A feature with a tiny running std (cartpole's cos of the pole angle: 1.7e-4).
+    stats = running_statistics.init_state(jax.ShapeDtypeStruct((2,), jnp.float32))
+    stats = stats.replace(mean=jnp.array([1.0, 0.0]), std=jnp.array([1.7e-4, 1.0]))
+    observation = jnp.array([[0.99, 7.0]])
+    np.testing.assert_allclose(seen[0](observation, stats), [[-5.0, 5.0]])
+    np.testing.assert_allclose(
+        running_statistics.normalize(observation, stats)[0, 0], -58.8, rtol=1e-3
+    )
+    params = networks.policy_network.init(jax.random.PRNGKey(0))
+    apply = networks.policy_network.apply
+    at_the_clip = jnp.array([[1.0 - 5 * 1.7e-4, 5.0]])
+    np.testing.assert_allclose(
+        apply(stats, params, observation), apply(stats, params, at_the_clip), rtol=1e-5
+    )
+    with pytest.raises(ValueError, match="normalize_observations=True"):
+        clipped(2, 1, preprocess_observations_fn=lambda x, y: x)
+    with pytest.raises(ValueError, match="positive"):
+        clip_normalized_observations(factory, limit=0.0)
+
+
 def test_missing_extra_says_what_to_install():
     code = """
         import sys
         sys.modules["brax"] = None  # as if the extra were not installed
         import jaxcontrol
         try:
-            from jaxcontrol.wrappers import BraxEnv
+            from jaxcontrol.wrappers import BraxEnv, clip_normalized_observations
         except ImportError as error:
             print(error)
         """
