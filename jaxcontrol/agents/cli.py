@@ -497,7 +497,7 @@ def _default_backend(args) -> str:
     return cpu_physics.default_backend()
 
 
-_ADDED_FIELDS = {"stagger_episodes": False}
+_ADDED_FIELDS = {"stagger_episodes": False, "state_dependent_std": False}
 
 
 def _differences(saved: dict, current: dict) -> list[str]:
@@ -511,7 +511,8 @@ def _differences(saved: dict, current: dict) -> list[str]:
             diffs.append(f"{key} {saved.get(key)!r} != {current[key]!r}")
     old, new = saved.get("config"), current["config"]
     old = old if isinstance(old, dict) else {}  # a run.json edited by hand
-    # A field added after the run began holds what that run did: PPO ran in lock-step.
+    # A field added after the run began holds what that run did (PPO ran in lock-step,
+    # with a state-independent std).
     old = {**{name: v for name, v in _ADDED_FIELDS.items() if name in new}, **old}
     for name in sorted(set(old) | set(new)):
         if old.get(name) != new.get(name):

@@ -11,6 +11,8 @@ from toy_env import ToyEnv
 
 from jaxcontrol.agents.common.evaluation import evaluate, evaluate_seeds, summarize
 from jaxcontrol.agents.common.learner import train_from_learner
+from jaxcontrol.agents.common.observations import flatten_observation
+from jaxcontrol.agents.ppo.networks import GaussianPolicy
 from jaxcontrol.agents.registry import get_agent
 from jaxcontrol.wrappers import (
     ActionRepeat,
@@ -175,6 +177,32 @@ def test_ppo_staggers_its_environments(toy_env):
         config = dataclasses.replace(TINY["ppo"], stagger_episodes=stagger)
         state = get_agent("ppo").make_learner(config, toy_env).init(jax.random.PRNGKey(0))
         np.testing.assert_array_equal(state.env_state.step, steps)
+
+
+def test_ppo_with_a_state_dependent_std_learns_toy(toy_env):
+    """The policy network's log std per state starts at init_log_std, moves per state, learns."""
+    config = dataclasses.replace(TINY["ppo"], state_dependent_std=True)
+    learner = get_agent("ppo").make_learner(config, toy_env)
+    state = jax.jit(learner.init)(jax.random.PRNGKey(0))
+    states = jax.vmap(toy_env.reset)(jax.random.split(jax.random.PRNGKey(3), 32))
+    obs = flatten_observation(states.observation, toy_env.observation_spec())
+    net = GaussianPolicy(1, config.hidden_sizes, config.init_log_std, state_dependent_std=True)
+
+    def log_std(state):
+        return net.apply({"params": state.params["policy"]}, obs)[1]
+
+    assert "log_std" not in state.params["policy"]
+    assert log_std(state).shape == (32, 1)
+    np.testing.assert_allclose(log_std(state), config.init_log_std, atol=0.05)
+    run_chunk = jax.jit(learner.run_chunk)
+    for _ in range(learner.num_chunks):
+        state, metrics = run_chunk(state)
+        assert all(np.isfinite(v) for v in jax.device_get(metrics).values())
+    assert float(np.std(log_std(state))) > 1e-3  # it differs from state to state
+    returns = evaluate(
+        toy_env, learner.policy, learner.policy_params(state), jax.random.PRNGKey(7), 20
+    )
+    assert float(jnp.mean(returns)) >= LEARNED
 
 
 def test_learners_refuse_what_is_not_an_env(toy_env):

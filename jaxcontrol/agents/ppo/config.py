@@ -33,6 +33,8 @@ class PPOConfig:
       normalize_advantages: standardise advantages per minibatch.
       hidden_sizes: MLP widths of both policy and value networks.
       init_log_std: initial log standard deviation of the policy.
+      state_dependent_std: the policy network also outputs the log std (per
+        state), instead of one learned log std per action dimension.
       stagger_episodes: start each environment's first episode at a different
         point of its time limit, so that every rollout covers every phase of an
         episode (``TrainingEnv.reset``); off, the environments of a task that
@@ -60,6 +62,7 @@ class PPOConfig:
     normalize_advantages: bool = True
     hidden_sizes: tuple[int, ...] = (64, 64)
     init_log_std: float = -0.5
+    state_dependent_std: bool = False
     stagger_episodes: bool = True
     updates_per_chunk: int = 10
 

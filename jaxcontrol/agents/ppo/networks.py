@@ -10,30 +10,39 @@ import jax.numpy as jnp
 
 from jaxcontrol.agents.common.networks import MLP
 
+LOG_STD_RANGE = (-5.0, 2.0)  # bounds of a state-dependent log std
+
 
 class GaussianPolicy(nn.Module):
-    """Mean from an MLP, state-independent log standard deviation.
+    """Mean from an MLP; a log standard deviation of its own, or from the same MLP.
 
     Attributes:
       action_size: A.
       hidden_sizes: hidden widths.
       init_log_std: initial value of every log std.
+      state_dependent_std: the MLP also outputs the log std (an offset from
+        ``init_log_std``, starting near 0, clipped to ``LOG_STD_RANGE``), so
+        the policy can explore in some states and be precise in others;
+        otherwise one learned log std per action dimension.
     """
 
     action_size: int
     hidden_sizes: Sequence[int]
     init_log_std: float = -0.5
+    state_dependent_std: bool = False
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Maps [..., D] observations to (mean [..., A], log_std [A])."""
-        mean = MLP((*self.hidden_sizes, self.action_size), activation=nn.tanh, final_scale=0.01)(
-            obs
-        )
+        """Maps [..., D] observations to (mean [..., A], log_std [A], or [..., A] if state-dependent)."""
+        outputs = 2 * self.action_size if self.state_dependent_std else self.action_size
+        out = MLP((*self.hidden_sizes, outputs), activation=nn.tanh, final_scale=0.01)(obs)
+        if self.state_dependent_std:
+            mean, offset = jnp.split(out, 2, axis=-1)
+            return mean, jnp.clip(self.init_log_std + offset, *LOG_STD_RANGE)
         log_std = self.param(
             "log_std", nn.initializers.constant(self.init_log_std), (self.action_size,)
         )
-        return mean, log_std
+        return out, log_std
 
 
 class ValueFunction(nn.Module):

@@ -123,6 +123,7 @@ def rollout(ppo: PPO, state: PPOState, key: jax.Array):
         )
         transition["action"] = raw_action
         transition["mean"] = mean
+        transition["log_std"] = jnp.broadcast_to(log_std, mean.shape)
         transition["log_prob"] = losses.gaussian_log_prob(mean, log_std, raw_action)
         return (env_state, episode_return), (transition, finished, count)
 
@@ -141,7 +142,8 @@ def make_batch(ppo: PPO, params: dict, stats: RunningStats, traj: dict) -> dict:
       params: parameters the trajectory was collected with.
       stats: observation statistics, including this trajectory.
       traj: leaves [T, E, ...] (``obs``, ``action``, ``reward``, ``discount``,
-        ``done``, ``next_obs``, and the behaviour policy's ``mean`` and ``log_prob``).
+        ``done``, ``next_obs``, and the behaviour policy's ``mean``, ``log_std``
+        and ``log_prob``).
 
     Returns:
       dict with leaves [T * E, ...], no gradient.
@@ -165,7 +167,7 @@ def make_batch(ppo: PPO, params: dict, stats: RunningStats, traj: dict) -> dict:
         "action": traj["action"],
         "old_log_prob": traj["log_prob"],
         "old_mean": traj["mean"],
-        "old_log_std": jnp.broadcast_to(params["policy"]["log_std"], traj["mean"].shape),
+        "old_log_std": traj["log_std"],
         "advantages": advantages,
         "targets": targets,
         "old_values": values,
@@ -198,7 +200,7 @@ def loss(ppo: PPO, params: dict, batch: dict) -> tuple[jax.Array, dict]:
         batch["targets"],
         config.value_clip_eps if config.clip_value else None,
     )
-    entropy = losses.gaussian_entropy(log_std)
+    entropy = jnp.mean(losses.gaussian_entropy(log_std))
     total = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
     ratio = jnp.exp(log_prob - batch["old_log_prob"])
     return total, {
@@ -290,7 +292,9 @@ def make_learner(config: PPOConfig, env: Any, mesh: Mesh | None = None) -> Learn
     ppo = PPO(
         config=config,
         env=tenv,
-        policy_net=GaussianPolicy(tenv.action_size, config.hidden_sizes, config.init_log_std),
+        policy_net=GaussianPolicy(
+            tenv.action_size, config.hidden_sizes, config.init_log_std, config.state_dependent_std
+        ),
         value_net=ValueFunction(config.hidden_sizes),
         optimizer=make_optimizer(config, per_chunk * num_chunks),
         normalizer=Normalizer(config.normalize_observations),
