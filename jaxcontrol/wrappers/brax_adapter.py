@@ -33,8 +33,11 @@ varies at first (cartpole's cosine of the pole angle has a std of 1.7e-4
 over the initial states) then reaches hundreds of standard deviations once
 the pole tilts, and Brax's PPO with `normalize_observations=True` learns
 cartpole-balance slowly, if at all. `clip_normalized_observations(factory)`
-clips the normalised observation to +-5, as our learners do; with it, Brax's
-PPO learns cartpole-balance in 200k steps (BENCHMARKS.md, "Brax's PPO").
+clips the normalised observation to +-5, as our learners do. With it and
+networks like ours (a Gaussian with a state-independent std, tanh layers, a
+small initial mean: `benchmarks/brax_ppo.py --brax-networks ours`), Brax's
+PPO learns cartpole-balance in 200k steps; Brax's default tanh-squashed
+policy still drifts to bang-bang control there (BENCHMARKS.md, "Brax's PPO").
 
 Needs the extra: `pip install 'jaxcontrol[brax]'` (brax 0.14.2, whose trainers
 run on jax 0.9, the version jaxcontrol pins).
