@@ -58,7 +58,8 @@ try:
     from brax.training.acme import running_statistics
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise ImportError(
-        "jaxcontrol.wrappers.BraxEnv needs Brax: pip install 'jaxcontrol[brax]'"
+        "jaxcontrol.wrappers.BraxEnv and clip_normalized_observations need Brax: "
+        "pip install 'jaxcontrol[brax]'"
     ) from error
 
 from jaxcontrol.core import State, StepType
