@@ -663,9 +663,18 @@ def evaluate_main(argv: list[str]) -> int:
     )
     p.add_argument("dir")
     p.add_argument("--episodes", type=_integer(1, INT_MAX), default=100)
+    p.add_argument(
+        "--in-dm-control",
+        action="store_true",
+        help="evaluate inside dm_control's own environment of the task (its physics, "
+        "observations and, for --pixels runs, MuJoCo's OpenGL images) into "
+        "DIR/eval_dm_control.json; needs dm-control (jaxcontrol[test])",
+    )
     try:
         args = p.parse_args(argv)
         info, domain, task, config = read_run(args.dir)
+        if args.in_dm_control:
+            _check_dm_control(pixels(info))
     except (UsageError, ValueError, TypeError) as e:
         return _fail(str(e))
 
@@ -676,6 +685,8 @@ def evaluate_main(argv: list[str]) -> int:
     )
     if step is None:
         return _fail(f"no intact checkpoint in {os.path.join(args.dir, 'checkpoints')!r}", status=1)
+    if args.in_dm_control:
+        return _evaluate_in_dm_control(args, info, env, learner, params, meta, step)
     result = run_lib.evaluate_policy(env, learner, params, info["seed"], args.episodes)
     _write_eval(args.dir, result, meta, domain, task, action_repeat(info), pixels(info))
     print(
@@ -684,4 +695,58 @@ def evaluate_main(argv: list[str]) -> int:
         f"{meta['env_steps']} env steps)"
     )
     _print_published(domain, task)
+    return 0
+
+
+def _check_dm_control(pixels_run: bool) -> None:
+    """Fails before restoring anything if dm_control (or, for pixels, OpenGL) is missing."""
+    try:
+        import dm_control  # pylint: disable=import-outside-toplevel,unused-import  # noqa: F401
+    except ImportError as e:
+        raise UsageError("--in-dm-control needs dm-control: pip install 'jaxcontrol[test]'") from e
+    if pixels_run:
+        from jaxcontrol.render import gl  # pylint: disable=import-outside-toplevel
+
+        try:
+            gl.require()
+        except gl.RenderingUnavailable as e:
+            raise UsageError(f"--in-dm-control renders dm_control's pixels: {e}") from e
+
+
+def _evaluate_in_dm_control(args, info, env, learner, params, meta, step) -> int:
+    """``evaluate --in-dm-control``: the policy in dm_control, beside the run's eval.json."""
+    from jaxcontrol.agents.common import dm_control_eval  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
+
+    result = dm_control_eval.evaluate_in_dm_control(
+        env, learner.policy, params, info["seed"], args.episodes
+    )
+    payload = {
+        **{k: result[k] for k in ("mean_return", "stderr", "episodes", "eval_seconds")},
+        "env_steps": meta["env_steps"],
+        "checkpoint": step,
+        "returns": result["returns"],
+        "evaluated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "env": info["env"],
+        "action_repeat": action_repeat(info),
+        "pixels": pixels(info),
+        # where dm_control's images come from, for pixel runs
+        "renderer": f"MuJoCo OpenGL (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})"
+        if pixels(info)
+        else None,
+    }
+    path = os.path.join(args.dir, "eval_dm_control.json")
+    run_lib.write_atomic(path, json.dumps(payload, indent=2) + "\n")
+    line = (
+        f"eval in dm_control: mean_return {result['mean_return']:.1f} +- "
+        f"{result['stderr']:.1f} over {result['episodes']} episodes (checkpoint {step}, "
+        f"{meta['env_steps']} env steps)"
+    )
+    ours = os.path.join(args.dir, "eval.json")
+    if os.path.exists(ours):
+        with open(ours, encoding="utf-8") as f:
+            theirs = json.load(f).get("mean_return")
+        if isinstance(theirs, (int, float)) and theirs:
+            line += f"; in jaxcontrol {theirs:.1f} (ratio {result['mean_return'] / theirs:.3f})"
+    print(line)
     return 0

@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import sys
 
 import jax
 import pytest
@@ -186,6 +187,25 @@ def test_evaluate_rewrites_eval_json(straight_run):
     with open(os.path.join(straight_run, "eval.json")) as f:
         again = json.load(f)
     assert again["episodes"] == 2 and again["env_steps"] == 2048
+
+
+def test_evaluate_in_dm_control(straight_run, capsys):
+    """The run's policy inside dm_control's own cartpole: a file beside eval.json,
+    and a line that sets both returns side by side."""
+    assert cli.evaluate_main([straight_run, "--episodes", "2", "--in-dm-control"]) == 0
+    with open(os.path.join(straight_run, "eval_dm_control.json")) as f:
+        theirs = json.load(f)
+    assert theirs["episodes"] == 2 and theirs["env_steps"] == 2048
+    assert theirs["env"] == "cartpole-balance" and theirs["pixels"] is False
+    assert 0.0 <= theirs["mean_return"] <= 1000.0 and len(theirs["returns"]) == 2
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("eval in dm_control: mean_return") and "in jaxcontrol" in line
+
+
+def test_evaluate_in_dm_control_without_dm_control(straight_run, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "dm_control", None)  # `import dm_control` fails
+    assert cli.evaluate_main([straight_run, "--in-dm-control"]) == 2
+    assert "pip install 'jaxcontrol[test]'" in _one_error_line(capsys)
 
 
 @pytest.mark.slow
