@@ -11,6 +11,7 @@ import json
 import math
 import os
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -23,7 +24,7 @@ from toy_env import ToyEnv
 import jaxcontrol.wrappers
 from jaxcontrol.agents import cli
 from jaxcontrol.agents.common.evaluation import evaluate
-from jaxcontrol.agents.common.networks import PixelEncoder
+from jaxcontrol.agents.common.networks import Conv3x3, PixelEncoder
 from jaxcontrol.agents.d4pg.train import D4PG
 from jaxcontrol.agents.registry import get_agent
 from jaxcontrol.agents.sac.train import SAC
@@ -99,6 +100,25 @@ def test_encoder_is_the_suite_papers():
 
 
 # ----- frame stacking ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("patches", [True, False])
+def test_conv3x3_is_flax_conv(stride, patches):
+    """The encoder's convolution (a patch product on the CPU) has nn.Conv's parameters,
+    initial values and outputs, and their gradients, so runs and checkpoints carry over."""
+    x = jnp.asarray(np.random.RandomState(stride).rand(3, 17, 17, 5), jnp.float32)
+    ours = Conv3x3(4, stride=stride, patches=patches)
+    flax_conv = nn.Conv(4, (3, 3), strides=(stride, stride), padding="VALID")
+    params = flax_conv.init(jax.random.key(0), x)
+    jax.tree.map(np.testing.assert_array_equal, ours.init(jax.random.key(0), x), params)
+    np.testing.assert_allclose(ours.apply(params, x), flax_conv.apply(params, x), atol=1e-5)
+    loss = lambda conv: lambda p: jnp.sum(jnp.sin(conv.apply(p, x)))
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5),
+        jax.grad(loss(ours))(params),
+        jax.grad(loss(flax_conv))(params),
+    )
 
 
 def test_frame_stack_repeats_the_first_frame_and_restarts_with_auto_reset():
