@@ -2,10 +2,11 @@
 
 The policy acts in ``dm_control.suite``'s own environment of its task: dm_control's
 resets, physics, rewards and observations and, for a run that learned from pixels,
-the images of MuJoCo's OpenGL renderer (``dm_control.suite.wrappers.pixels``)
-instead of ours. The run's wrappers are rebuilt around it in numpy: action repeat,
-and the same image size, camera and frame stack. The returns say how well what was
-learned in jaxcontrol carries over to the suite that published numbers come from.
+the images of MuJoCo's OpenGL renderer (``physics.render``, what
+``dm_control.suite.wrappers.pixels`` adds) instead of ours. The run's wrappers are
+rebuilt around it in numpy: action repeat, and the same image size, camera and
+frame stack. The returns say how well what was learned in jaxcontrol carries over
+to the suite that published numbers come from.
 
 Same protocol as ``evaluation.evaluate``: the deterministic policy, whole episodes
 from fresh resets, the plain sum of rewards.
@@ -78,40 +79,36 @@ class _DmControlEpisode:
         self.how = RunWrappers.of(env)
         self.spec = env.observation_spec()
         task = env.unwrapped
-        dm_env = equivalence.reference_for(task, seed)
-        if self.how.pixels is not None:
-            from dm_control.suite.wrappers import pixels as dm_pixels  # pylint: disable=import-outside-toplevel
-
-            p = self.how.pixels
-            dm_env = dm_pixels.Wrapper(
-                dm_env,
-                pixels_only=p.pixels_only,
-                render_kwargs={"height": p.height, "width": p.width, "camera_id": p.camera_id},
-                observation_key=p.observation_key,
-            )
-        self.dm_env = dm_env
+        self.dm_env = equivalence.reference_for(task, seed)
         # Policy steps in a whole episode (LQR's infinite limit: the suite paper's 1000 steps).
         self.length = -(-equivalence.episode_steps(task) // self.how.action_repeat)
         self.frames: collections.deque | None = None
 
     def _observation(self, dm_observation) -> dict:
-        """Our observation (batch of one) from dm_control's, the newest image stacked."""
+        """Our observation (batch of one) from dm_control's, with its image stack.
+
+        The image is what ``dm_control.suite.wrappers.pixels`` adds: ``physics.render``
+        of the run's size and camera, here drawn once per policy step, after the
+        repeated control steps, as our ``Pixels(ActionRepeat(...))`` draws it.
+        """
         out = collections.OrderedDict()
+        key = None if self.how.pixels is None else self.how.pixels.observation_key
         for name, spec in self.spec.items():
-            value = dm_observation[name]
-            if self.how.pixels is not None and name == self.how.pixels.observation_key:
-                self.frames.append(np.asarray(value, np.uint8))
+            if name == key:
+                p = self.how.pixels
+                frame = self.dm_env.physics.render(p.height, p.width, camera_id=p.camera_id)
+                if not self.frames:  # a reset: the first image, repeated (as FrameStack does)
+                    self.frames.extend([frame] * (self.how.frames - 1))
+                self.frames.append(frame)
                 value = np.concatenate(list(self.frames), axis=-1)
+            else:
+                value = dm_observation[name]
             out[name] = np.asarray(value, spec.dtype).reshape(spec.shape)[None]
         return out
 
     def reset(self) -> dict:
         self.frames = collections.deque(maxlen=self.how.frames)
-        timestep = self.dm_env.reset()
-        if self.how.pixels is not None:  # the first image, repeated (as FrameStack does)
-            first = np.asarray(timestep.observation[self.how.pixels.observation_key], np.uint8)
-            self.frames.extend([first] * (self.how.frames - 1))
-        return self._observation(timestep.observation)
+        return self._observation(self.dm_env.reset().observation)
 
     def step(self, action: np.ndarray) -> tuple[dict, float, bool]:
         """One policy step: ``action_repeat`` control steps (fewer at the episode's end)."""
