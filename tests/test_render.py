@@ -11,15 +11,12 @@ Tests that need OpenGL are skipped, with what to install, where no backend works
 
 import numpy as np
 import pytest
+from markers import needs_gl
 
 import jaxcontrol
 from jaxcontrol import equivalence
 from jaxcontrol.registry import REGISTRY
 from jaxcontrol.render import cpu, gl
-
-needs_gl = pytest.mark.skipif(
-    gl.unavailable_reason() is not None, reason=f"no OpenGL: {gl.unavailable_reason()}"
-)
 
 
 def _dm_states(task, n, seed=0, steps_between=10):

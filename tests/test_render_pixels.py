@@ -11,14 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from markers import needs_gl
 
 import jaxcontrol
-from jaxcontrol.render import gl, raycast
+from jaxcontrol.render import raycast
 from jaxcontrol.wrappers import Pixels
-
-needs_gl = pytest.mark.skipif(
-    gl.unavailable_reason() is not None, reason=f"no OpenGL: {gl.unavailable_reason()}"
-)
 
 SEGMENTATION_TARGET = 0.98
 RGB_MAD_BOUND = 40.0  # of 255; measured 3.3-29 per task (RENDERING.md)

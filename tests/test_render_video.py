@@ -8,12 +8,10 @@ import sys
 
 import numpy as np
 import pytest
+from markers import needs_gl
 
-from jaxcontrol.render import gl, video
+from jaxcontrol.render import video
 
-needs_gl = pytest.mark.skipif(
-    gl.unavailable_reason() is not None, reason=f"no OpenGL: {gl.unavailable_reason()}"
-)
 needs_encoder = pytest.mark.skipif(
     "imageio_ffmpeg" not in sys.modules
     and not __import__("importlib").util.find_spec("imageio_ffmpeg"),

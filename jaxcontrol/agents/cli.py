@@ -534,19 +534,13 @@ def _print_published(domain: str, task: str) -> None:
     print(f"published after 1e8 steps (tech report, Table 1): {published}")
 
 
-def _write_eval(
-    run_dir: str,
-    result: dict,
-    meta: dict,
-    domain: str,
-    task: str,
-    action_repeat: int,
-    pixels: bool = False,
-) -> None:
+def _eval_payload(
+    result: dict, meta: dict, domain: str, task: str, action_repeat: int, pixels: bool
+) -> dict:
+    """What eval.json (and eval_dm_control.json) record of an evaluation."""
     from jaxcontrol import baselines  # pylint: disable=import-outside-toplevel
-    from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
 
-    payload = {
+    return {
         "mean_return": result["mean_return"],
         "stderr": result["stderr"],
         "episodes": result["episodes"],
@@ -563,6 +557,20 @@ def _write_eval(
         # task was not among its benchmarks).
         "published": baselines.reference(domain, task),
     }
+
+
+def _write_eval(
+    run_dir: str,
+    result: dict,
+    meta: dict,
+    domain: str,
+    task: str,
+    action_repeat: int,
+    pixels: bool = False,
+) -> None:
+    from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
+
+    payload = _eval_payload(result, meta, domain, task, action_repeat, pixels)
     run_lib.write_atomic(os.path.join(run_dir, "eval.json"), json.dumps(payload, indent=2) + "\n")
     run_lib.plot_learning_curve(run_dir, payload)
 
@@ -686,7 +694,7 @@ def evaluate_main(argv: list[str]) -> int:
     if step is None:
         return _fail(f"no intact checkpoint in {os.path.join(args.dir, 'checkpoints')!r}", status=1)
     if args.in_dm_control:
-        return _evaluate_in_dm_control(args, info, env, learner, params, meta, step)
+        return _evaluate_in_dm_control(args, info, (domain, task), env, learner, params, meta, step)
     result = run_lib.evaluate_policy(env, learner, params, info["seed"], args.episodes)
     _write_eval(args.dir, result, meta, domain, task, action_repeat(info), pixels(info))
     print(
@@ -713,7 +721,7 @@ def _check_dm_control(pixels_run: bool) -> None:
             raise UsageError(f"--in-dm-control renders dm_control's pixels: {e}") from e
 
 
-def _evaluate_in_dm_control(args, info, env, learner, params, meta, step) -> int:
+def _evaluate_in_dm_control(args, info, domain_task, env, learner, params, meta, step) -> int:
     """``evaluate --in-dm-control``: the policy in dm_control, beside the run's eval.json."""
     from jaxcontrol.agents.common import dm_control_eval  # pylint: disable=import-outside-toplevel
     from jaxcontrol.agents.common import run as run_lib  # pylint: disable=import-outside-toplevel
@@ -721,20 +729,12 @@ def _evaluate_in_dm_control(args, info, env, learner, params, meta, step) -> int
     result = dm_control_eval.evaluate_in_dm_control(
         env, learner.policy, params, info["seed"], args.episodes
     )
-    payload = {
-        **{k: result[k] for k in ("mean_return", "stderr", "episodes", "eval_seconds")},
-        "env_steps": meta["env_steps"],
-        "checkpoint": step,
-        "returns": result["returns"],
-        "evaluated_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "env": info["env"],
-        "action_repeat": action_repeat(info),
-        "pixels": pixels(info),
-        # where dm_control's images come from, for pixel runs
-        "renderer": f"MuJoCo OpenGL (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})"
-        if pixels(info)
-        else None,
-    }
+    payload = _eval_payload(result, meta, *domain_task, action_repeat(info), pixels(info))
+    payload["checkpoint"] = step
+    # where dm_control's images come from, for pixel runs
+    payload["renderer"] = (
+        f"MuJoCo OpenGL (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})" if pixels(info) else None
+    )
     path = os.path.join(args.dir, "eval_dm_control.json")
     run_lib.write_atomic(path, json.dumps(payload, indent=2) + "\n")
     line = (

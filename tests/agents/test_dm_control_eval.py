@@ -9,16 +9,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from markers import needs_gl
 
 import jaxcontrol
 from jaxcontrol import equivalence, wrappers
 from jaxcontrol.agents.common import dm_control_eval
 from jaxcontrol.agents.common.evaluation import evaluate
-from jaxcontrol.render import gl
-
-needs_gl = pytest.mark.skipif(
-    gl.unavailable_reason() is not None, reason=f"no OpenGL: {gl.unavailable_reason()}"
-)
 
 
 def _balance(observation):

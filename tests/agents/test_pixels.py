@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from agent_configs import TINY
 from dm_env import specs
+from markers import needs_gl
 from toy_cli import use_toy_env
 from toy_env import ToyEnv
 
@@ -28,7 +29,6 @@ from jaxcontrol.agents.common.networks import Conv3x3, PixelEncoder
 from jaxcontrol.agents.d4pg.train import D4PG
 from jaxcontrol.agents.registry import get_agent
 from jaxcontrol.agents.sac.train import SAC
-from jaxcontrol.render import gl
 from jaxcontrol.wrappers import AutoReset, FrameStack, Wrapper
 
 pytestmark = pytest.mark.xdist_group("agents_pixels")
@@ -99,9 +99,6 @@ def test_encoder_is_the_suite_papers():
     assert bool(jnp.all(jnp.abs(features) < 1.0))
 
 
-# ----- frame stacking ------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("stride", [1, 2])
 @pytest.mark.parametrize("patches", [True, False])
 def test_conv3x3_is_flax_conv(stride, patches):
@@ -119,6 +116,9 @@ def test_conv3x3_is_flax_conv(stride, patches):
         jax.grad(loss(ours))(params),
         jax.grad(loss(flax_conv))(params),
     )
+
+
+# ----- frame stacking ------------------------------------------------------------------
 
 
 def test_frame_stack_repeats_the_first_frame_and_restarts_with_auto_reset():
@@ -329,7 +329,7 @@ def test_cli_trains_from_pixels(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(gl.unavailable_reason() is not None, reason="--video needs OpenGL")
+@needs_gl  # --video
 def test_cli_trains_d4pg_on_cartpole_pixels_with_a_video(tmp_path):
     """The real thing, tiny: 84x84 raycast frames of cartpole, 3 stacked (compiles for minutes)."""
     pytest.importorskip("imageio_ffmpeg", reason="needs the video extra")

@@ -82,14 +82,15 @@ class _DmControlEpisode:
         self.dm_env = equivalence.reference_for(task, seed)
         # Policy steps in a whole episode (LQR's infinite limit: the suite paper's 1000 steps).
         self.length = -(-equivalence.episode_steps(task) // self.how.action_repeat)
-        self.frames: collections.deque | None = None
+        self.frames = collections.deque(maxlen=self.how.frames)
 
-    def _observation(self, dm_observation) -> dict:
+    def _observation(self, dm_observation, first: bool) -> dict:
         """Our observation (batch of one) from dm_control's, with its image stack.
 
         The image is what ``dm_control.suite.wrappers.pixels`` adds: ``physics.render``
         of the run's size and camera, here drawn once per policy step, after the
-        repeated control steps, as our ``Pixels(ActionRepeat(...))`` draws it.
+        repeated control steps, as our ``Pixels(ActionRepeat(...))`` draws it. At
+        the ``first`` step of an episode it fills the whole stack, as ``FrameStack``'s.
         """
         out = collections.OrderedDict()
         key = None if self.how.pixels is None else self.how.pixels.observation_key
@@ -97,9 +98,7 @@ class _DmControlEpisode:
             if name == key:
                 p = self.how.pixels
                 frame = self.dm_env.physics.render(p.height, p.width, camera_id=p.camera_id)
-                if not self.frames:  # a reset: the first image, repeated (as FrameStack does)
-                    self.frames.extend([frame] * (self.how.frames - 1))
-                self.frames.append(frame)
+                self.frames.extend([frame] * (self.how.frames if first else 1))
                 value = np.concatenate(list(self.frames), axis=-1)
             else:
                 value = dm_observation[name]
@@ -107,8 +106,7 @@ class _DmControlEpisode:
         return out
 
     def reset(self) -> dict:
-        self.frames = collections.deque(maxlen=self.how.frames)
-        return self._observation(self.dm_env.reset().observation)
+        return self._observation(self.dm_env.reset().observation, first=True)
 
     def step(self, action: np.ndarray) -> tuple[dict, float, bool]:
         """One policy step: ``action_repeat`` control steps (fewer at the episode's end)."""
@@ -118,7 +116,7 @@ class _DmControlEpisode:
             reward += float(timestep.reward or 0.0)
             if timestep.last():
                 break
-        return self._observation(timestep.observation), reward, timestep.last()
+        return self._observation(timestep.observation, first=False), reward, timestep.last()
 
     def close(self) -> None:
         self.dm_env.close()

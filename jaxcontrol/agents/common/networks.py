@@ -44,7 +44,7 @@ class Conv3x3(nn.Module):
     """An unpadded 3x3 convolution, as ``nn.Conv`` (same parameters, same result).
 
     On the CPU it is computed as one matrix product over the 3x3 patches: XLA's
-    CPU convolution gradient runs 15-30x slower inside a rolled loop (a
+    CPU convolution gradient runs about 40x slower inside a rolled loop (a
     learner's ``lax.scan`` over gradient steps) than outside one (BENCHMARKS.md,
     "Learning from pixels on the CPU"), while a matrix product does not. On an
     accelerator it is ``lax.conv_general_dilated`` (cuDNN's kernels).
