@@ -121,3 +121,18 @@ def test_primitives_against_known_distances():
     tri = jnp.array([[[-1.0, -1, 0], [1, -1, 0], [0, 1, 0]]])
     t, face = raycast.hit_mesh(tri, o, down)
     assert float(t) == pytest.approx(5.0) and int(face) == 0
+
+
+def test_height_field_distance_and_normal():
+    """A 3x3 height field tilted along x (z = 0.5 (x + 1) over x in [-1, 1]): a vertical ray's
+    distance, the slope's normal on both triangles of a cell, a side wall's and the base's."""
+    size = jnp.array([1.0, 1.0, 1.0, 0.5])  # x, y half-sizes, top z, base depth
+    grid = jnp.array([[0.0] * 3, [0.5] * 3, [1.0] * 3])  # (ncol, nrow): elevation by column
+    down = jnp.array([[0.0, 0.0, -1.0]])
+    t = raycast.hit_hfield(grid, size, jnp.array([0.5, 0.2, 5.0]), down)
+    assert float(t[0]) == pytest.approx(5.0 - 0.75, abs=1e-5)
+    assert float(raycast.hit_hfield(grid, size, jnp.array([0.5, 0.2, 5.0]), -down)[0]) == np.inf
+    points = jnp.array([[0.5, 0.2, 0.75], [-0.6, -0.3, 0.2], [1.0, 0.0, 0.2], [0.1, 0.1, -0.5]])
+    slope = np.array([-0.5, 0.0, 1.0]) / np.sqrt(1.25)
+    expected = np.stack([slope, slope, [1.0, 0, 0], [0, 0, -1.0]])
+    np.testing.assert_allclose(raycast.hfield_normal(grid, size, points), expected, atol=1e-6)

@@ -10,6 +10,9 @@ What is drawn (MuJoCo's default scene, as dm_control's `physics.render`):
   * geoms and sites of groups 0-2 and site-only spatial tendons, colours by
     MuJoCo's rgba/material rule (`scene.py`); planes one-sided (front face
     only), finite or infinite (size 0), with their 2D texture (the checker grid);
+    height fields as C's `mj_ray` sees them (`collision.ray_hfield`: the
+    terrain's triangles over a base box, from the environment's own
+    `hfield_data`), each triangle flat-shaded;
   * lighting as OpenGL's fixed pipeline that MuJoCo uses: the headlight and
     each model light (directional or spot, with cutoff, exponent and
     attenuation), ambient + diffuse + Blinn-Phong specular with the material's
@@ -36,12 +39,14 @@ import numpy as np
 from mujoco import mjx
 
 from jaxcontrol import physics as physics_lib
+from jaxcontrol.collision import ray_hfield
 from jaxcontrol.render import scene as scene_lib
 from jaxcontrol.render.scene import (
     BOX,
     CAPSULE,
     CYLINDER,
     ELLIPSOID,
+    HFIELD,
     MESH,
     OBJ_GEOM,
     OBJ_SITE,
@@ -174,6 +179,55 @@ def hit_mesh(triangles, o, d):
     return jnp.min(t, axis=-1), best
 
 
+def _hfield_grid(hfield_data, hfield: tuple[int, int, int]):
+    """One height field's elevations as `ray_hfield_local` takes them: (ncol, nrow)."""
+    adr, nrow, ncol = hfield
+    return hfield_data[adr : adr + nrow * ncol].reshape(nrow, ncol).T
+
+
+def hit_hfield(grid, size, o, d):
+    """Distance along each ray d (P, 3) from o (3,) or (P, 3) to a height field (inf: none)."""
+    o = jnp.broadcast_to(o, d.shape)
+    t = jax.vmap(ray_hfield.ray_hfield_local, (None, None, 0, 0))(grid, size, o, d)
+    return jnp.where(t > EPS, t, jnp.inf)
+
+
+def hfield_normal(grid, size, q):
+    """Outward normal at local points q (P, 3) on a height field.
+
+    The side walls and the base's bottom face have their box normals; on the
+    terrain, the normal of the cell's triangle (cells split along the
+    diagonal from (c, r) to (c + 1, r + 1), as the ray test).
+    """
+    ncol, nrow = grid.shape
+    dx, dy = 2 * size[0] / (ncol - 1), 2 * size[1] / (nrow - 1)
+    gx, gy = (q[:, 0] + size[0]) / dx, (q[:, 1] + size[1]) / dy
+    c = jnp.clip(jnp.floor(gx), 0, ncol - 2).astype(jnp.int32)
+    r = jnp.clip(jnp.floor(gy), 0, nrow - 2).astype(jnp.int32)
+    z00, z11 = grid[c, r] * size[2], grid[c + 1, r + 1] * size[2]
+    lower = gx - c >= gy - r  # the triangle (c, r), (c + 1, r), (c + 1, r + 1)
+    z_side = jnp.where(lower, grid[c + 1, r], grid[c, r + 1]) * size[2]
+    zero = jnp.zeros_like(z00)
+    diagonal = jnp.stack([dx + zero, dy + zero, z11 - z00], -1)
+    side = jnp.where(
+        lower[:, None],
+        jnp.stack([dx + zero, zero, z_side - z00], -1),
+        jnp.stack([zero, dy + zero, z_side - z00], -1),
+    )
+    top = jnp.where(lower[:, None], jnp.cross(side, diagonal), jnp.cross(diagonal, side))
+    tol = 1e-4 * jnp.maximum(size[0], size[1])
+    unit = jnp.eye(3, dtype=q.dtype)
+    normal = top
+    normal = jnp.where((q[:, 2] <= -size[3] + tol)[:, None], -unit[2], normal)
+    normal = jnp.where(
+        (jnp.abs(q[:, 1]) >= size[1] - tol)[:, None], unit[1] * jnp.sign(q[:, 1:2]), normal
+    )
+    normal = jnp.where(
+        (jnp.abs(q[:, 0]) >= size[0] - tol)[:, None], unit[0] * jnp.sign(q[:, :1]), normal
+    )
+    return normal / jnp.maximum(jnp.linalg.norm(normal, axis=-1, keepdims=True), EPS)
+
+
 _HIT = {
     PLANE: hit_plane,
     SPHERE: hit_sphere,
@@ -226,6 +280,8 @@ class _Static:
     groups: tuple  # ((type, object indices), ...) in concatenation order
     order: np.ndarray  # concatenated object index of each row of the stacked distances
     meshes: dict  # object index -> (F, 3, 3) triangles in the geom frame
+    hfields: dict  # object index -> (hfield_data address, nrow, ncol), and sizes below
+    hfield_sizes: dict  # object index -> (4,) hfield_size
     near: float
     far: float
     needs_com: bool
@@ -256,13 +312,22 @@ def _static(env, height, width, camera) -> _Static:
     m = env.mj_model
     scene = scene_lib.build(m)
     objects = scene.objects
-    groups, order, meshes = [], [], {}
+    groups, order, meshes, hfields, hfield_sizes = [], [], {}, {}, {}
     for kind in scene_lib.TYPES:
         (index,) = np.nonzero(objects.type == kind)
-        if kind == MESH:
+        if kind in (MESH, HFIELD):  # one group per object: each has its own shape
             for i in index:
-                meshes[int(i)] = _mesh_triangles(m, objects.ids[i])
-                groups.append((MESH, np.array([i])))
+                if kind == MESH:
+                    meshes[int(i)] = _mesh_triangles(m, objects.ids[i])
+                else:
+                    h = m.geom_dataid[objects.ids[i]]
+                    hfields[int(i)] = (
+                        int(m.hfield_adr[h]),
+                        int(m.hfield_nrow[h]),
+                        int(m.hfield_ncol[h]),
+                    )
+                    hfield_sizes[int(i)] = m.hfield_size[h].astype(np.float32)
+                groups.append((kind, np.array([i])))
                 order.append(i)
         elif index.size:
             groups.append((kind, index))
@@ -281,6 +346,8 @@ def _static(env, height, width, camera) -> _Static:
         groups=tuple(groups),
         order=np.array(order, np.int32),
         meshes=meshes,
+        hfields=hfields,
+        hfield_sizes=hfield_sizes,
         near=float(m.vis.map.znear * m.stat.extent),
         far=float(m.vis.map.zfar * m.stat.extent),
         needs_com=bool(modes & com_modes),
@@ -369,10 +436,13 @@ def _lights(m: mujoco.MjModel, data: mjx.Data):
     return pos, direction
 
 
-def _nearest(static: _Static, pos, mat, size, origin, direction, shared_origin: bool):
-    """Nearest hit per ray: (distance, object index, mesh face normal or None).
+def _nearest(
+    static: _Static, pos, mat, size, origin, direction, shared_origin: bool, hfield_data=None
+):
+    """Nearest hit per ray: (distance, object index, {mesh or height field: world normals}).
 
     origin is (3,) when `shared_origin` (camera rays), else (P, 3) like direction.
+    hfield_data is the environment's (the model's, where it is None).
     """
     dists, normals = [], {}
     for kind, index in static.groups:
@@ -390,6 +460,15 @@ def _nearest(static: _Static, pos, mat, size, origin, direction, shared_origin: 
             fn = jnp.cross(e1, e2)[face]
             fn = jnp.where(_dot(fn, d[0])[..., None] > 0, -fn, fn)
             normals[i] = _rotate(rot[0][None], fn)
+            dists.append(t[None])
+        elif kind == HFIELD:
+            i = int(index[0])
+            data = static.scene.model.hfield_data if hfield_data is None else hfield_data
+            grid = _hfield_grid(jnp.asarray(data, pos.dtype), static.hfields[i])
+            hsize = jnp.asarray(static.hfield_sizes[i], pos.dtype)
+            t = hit_hfield(grid, hsize, o[0], d[0])
+            q = o[0] + jnp.where(jnp.isfinite(t), t, 0.0)[:, None] * d[0]
+            normals[i] = _rotate(rot[0][None], hfield_normal(grid, hsize, q))
             dists.append(t[None])
         else:
             dists.append(_HIT[kind](size[index][:, None, :], o, d))
@@ -508,7 +587,10 @@ def _render(static: _Static, env, data, fields, segmentation: bool, shadows: boo
     cam_mat = data.cam_xmat[static.camera].reshape(3, 3)
     direction = _rotate(cam_mat[None], jnp.asarray(static.rays, dtype))  # (P, 3) world
     pos, mat, size = _poses(static, data, fields)
-    dist, obj, mesh_normals = _nearest(static, pos, mat, size, cam_pos, direction, True)
+    hfield_data = physics.model.hfield_data if static.hfields else None
+    dist, obj, mesh_normals = _nearest(
+        static, pos, mat, size, cam_pos, direction, True, hfield_data
+    )
     depth = dist * _dot(direction, -cam_mat[:, 2])
     hit = jnp.isfinite(dist) & (depth >= static.near) & (depth <= static.far)
     shape = (static.height, static.width)
@@ -592,7 +674,7 @@ def _render(static: _Static, env, data, fields, segmentation: bool, shadows: boo
                 )
         if shadows and m.light_castshadow[i]:
             start = point + SHADOW_OFFSET * normal
-            blocked, _, _ = _nearest(static, pos, mat, size, start, to_light, False)
+            blocked, _, _ = _nearest(static, pos, mat, size, start, to_light, False, hfield_data)
             factor = factor * (blocked >= reach).astype(dtype)
         colour += light(
             jnp.asarray(m.light_ambient[i], dtype),
