@@ -123,7 +123,7 @@ def test_optimal_policy_reaches_the_terminal_state_where_dm_control_does():
 
 def test_last_stays_last_with_its_discount_after_leaving_the_terminal_state():
     env = jaxcontrol.load("lqr", "lqr_2_1")
-    state = env.set_state(env.blank_state(), np.zeros(2), np.zeros(2))
+    state = jax.jit(env.set_state)(env.blank_state(), np.zeros(2), np.zeros(2))
     step = jax.jit(env.step)
     ended = step(state, jnp.zeros(1))
     assert int(ended.step_type) == StepType.LAST and float(ended.discount) == 0

@@ -136,3 +136,64 @@ def test_height_field_distance_and_normal():
     slope = np.array([-0.5, 0.0, 1.0]) / np.sqrt(1.25)
     expected = np.stack([slope, slope, [1.0, 0, 0], [0, 0, -1.0]])
     np.testing.assert_allclose(raycast.hfield_normal(grid, size, points), expected, atol=1e-6)
+
+
+_SKINNED = """
+<mujoco>
+  <worldbody>
+    <camera name="look" pos="0 -2 0" xyaxes="1 0 0 0 0 1"/>
+    <body name="a">
+      <joint type="hinge" axis="0 1 0"/>
+      <geom size="0.02" rgba="1 1 1 0"/>
+      <body name="b" pos="0 0 -0.4">
+        <joint type="hinge" axis="1 0 0"/>
+        <geom size="0.02" rgba="1 1 1 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <deformable>
+    <skin name="sheet" rgba="0.8 0.6 0.4 1"
+          vertex="-0.2 0 0.1  0.2 0 0.1  -0.2 0 -0.25  0.2 0 -0.25  -0.2 0 -0.5  0.2 0 -0.5"
+          face="0 2 1  1 2 3  2 4 3  3 4 5">
+      <bone body="a" bindpos="0 0 0" bindquat="1 0 0 0" vertid="0 1 2 3" vertweight="1 1 0.5 0.5"/>
+      <bone body="b" bindpos="0 0 -0.4" bindquat="1 0 0 0" vertid="2 3 4 5"
+            vertweight="0.5 0.5 1 1"/>
+    </skin>
+  </deformable>
+</mujoco>
+"""
+
+
+def test_skin_follows_its_bones_and_rasterises_like_ray_casting():
+    """A two-bone skin: vertices and normals as MuJoCo's `mjv_updateScene` poses them, and
+    the rasterised distance at each pixel equal to casting the pixel's ray at every face."""
+    import mujoco
+
+    from jaxcontrol.render import skin as skin_lib
+
+    m = mujoco.MjModel.from_xml_string(_SKINNED)
+    d = mujoco.MjData(m)
+    d.qpos[:] = [0.4, -0.7]
+    mujoco.mj_forward(m, d)
+    scene = mujoco.MjvScene(m, 100)
+    mujoco.mjv_updateScene(
+        m, d, mujoco.MjvOption(), None, mujoco.MjvCamera(), mujoco.mjtCatBit.mjCAT_ALL, scene
+    )
+    (skin,) = skin_lib.build(m)
+    vert, normal = skin_lib.pose(skin, jnp.asarray(d.xpos), jnp.asarray(d.xmat))
+    np.testing.assert_allclose(vert, np.reshape(scene.skinvert, (-1, 3)), atol=1e-6)
+    np.testing.assert_allclose(normal, np.reshape(scene.skinnormal, (-1, 3)), atol=1e-5)
+
+    h, w = 24, 32
+    rays = raycast.camera_rays(float(m.cam_fovy[0]), h, w)
+    cam_pos, cam_mat = jnp.asarray(d.cam_xpos[0]), jnp.asarray(d.cam_xmat[0].reshape(3, 3))
+    triangles = np.asarray(vert)[skin.face]
+    expected, _ = raycast.hit_mesh(jnp.asarray(triangles), cam_pos, jnp.asarray(rays) @ cam_mat.T)
+    assert np.isfinite(expected).sum() > 40  # the sheet fills part of the image
+    args = (skin, vert, normal, cam_pos, cam_mat, rays, m.cam_fovy[0], h, w)
+    # each face spans more pixels than the window: drawn as large faces, or by a wide window
+    for options in ({}, {"window": w, "large_faces": 0}):
+        t, _, _ = skin_lib.rasterize(*args, **options)
+        np.testing.assert_allclose(t, expected, rtol=1e-5, err_msg=str(options))
+    t, _, _ = skin_lib.rasterize(*args, large_faces=0)
+    assert np.sum(np.isfinite(t)) < np.sum(np.isfinite(expected))  # holes, as documented

@@ -45,10 +45,12 @@ def measure(env, n_states: int = 4, size: int = 84, camera_id=0, seed: int = 0) 
     """
     starts = dm_states(env, n_states, seed)
     states = equivalence.batched_inject(env, equivalence._stack(starts))  # pylint: disable=protected-access
-    segment = jax.jit(jax.vmap(raycast.make_render(env, size, size, camera_id, segmentation=True)))
-    colour = jax.jit(jax.vmap(raycast.make_render(env, size, size, camera_id)))
-    ours_seg = np.asarray(segment(states.data, states.model_fields))
-    ours_rgb = np.asarray(colour(states.data, states.model_fields))
+    # one state at a time (lax.map): a batch of the dog's mesh tests would need gigabytes
+    segment = raycast.make_render(env, size, size, camera_id, segmentation=True)
+    colour = raycast.make_render(env, size, size, camera_id)
+    inputs = (states.data, states.model_fields)
+    ours_seg = np.asarray(jax.jit(lambda x: jax.lax.map(lambda s: segment(*s), x))(inputs))
+    ours_rgb = np.asarray(jax.jit(lambda x: jax.lax.map(lambda s: colour(*s), x))(inputs))
     agreement, mad = [], []
     with cpu.CpuRenderer(env, size, size) as renderer:
         for i, s in enumerate(starts):

@@ -12,7 +12,9 @@ What is drawn (MuJoCo's default scene, as dm_control's `physics.render`):
     only), finite or infinite (size 0), with their 2D texture (the checker grid);
     height fields as C's `mj_ray` sees them (`collision.ray_hfield`: the
     terrain's triangles over a base box, from the environment's own
-    `hfield_data`), each triangle flat-shaded;
+    `hfield_data`), each triangle flat-shaded; skins (the dog's body) posed by
+    their bones and rasterised into the camera (`skin.py`), smooth-shaded and
+    textured, casting no shadows;
   * lighting as OpenGL's fixed pipeline that MuJoCo uses: the headlight and
     each model light (directional or spot, with cutoff, exponent and
     attenuation), ambient + diffuse + Blinn-Phong specular with the material's
@@ -41,6 +43,7 @@ from mujoco import mjx
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.collision import ray_hfield
 from jaxcontrol.render import scene as scene_lib
+from jaxcontrol.render import skin as skin_lib
 from jaxcontrol.render.scene import (
     BOX,
     CAPSULE,
@@ -51,6 +54,7 @@ from jaxcontrol.render.scene import (
     OBJ_GEOM,
     OBJ_SITE,
     PLANE,
+    SKIN,
     SPHERE,
 )
 
@@ -282,6 +286,8 @@ class _Static:
     meshes: dict  # object index -> (F, 3, 3) triangles in the geom frame
     hfields: dict  # object index -> (hfield_data address, nrow, ncol), and sizes below
     hfield_sizes: dict  # object index -> (4,) hfield_size
+    skins: tuple  # ((object index, skin_lib.Skin), ...)
+    fovy: float
     near: float
     far: float
     needs_com: bool
@@ -348,6 +354,8 @@ def _static(env, height, width, camera) -> _Static:
         meshes=meshes,
         hfields=hfields,
         hfield_sizes=hfield_sizes,
+        skins=tuple(zip(np.nonzero(objects.type == SKIN)[0].tolist(), skin_lib.build(m))),
+        fovy=float(m.cam_fovy[camera]),
         near=float(m.vis.map.znear * m.stat.extent),
         far=float(m.vis.map.zfar * m.stat.extent),
         needs_com=bool(modes & com_modes),
@@ -386,6 +394,11 @@ def _poses(static: _Static, data: mjx.Data, fields: Mapping[str, jax.Array]):
         mat.append(jnp.stack([x, y, z], -1))
         width = jnp.asarray(objects.tendon_width, a.dtype)
         size.append(jnp.stack([width, length / 2, 0 * width], -1))
+    if static.skins:  # placeholders: a skin's vertices are in world coordinates
+        count, dtype = len(static.skins), data.xpos.dtype
+        pos.append(jnp.zeros((count, 3), dtype))
+        mat.append(jnp.broadcast_to(jnp.eye(3, dtype=dtype), (count, 3, 3)))
+        size.append(jnp.zeros((count, 3), dtype))
     return jnp.concatenate(pos), jnp.concatenate(mat), jnp.concatenate(size)
 
 
@@ -504,6 +517,18 @@ def _sky(static: _Static, direction) -> jax.Array:
     return jnp.asarray(faces, direction.dtype)[face, row, col]
 
 
+def _texel(static: _Static, row, uv):
+    """The material's 2D texture at texture coordinates uv (repeating), and whether it has one."""
+    texture = jnp.asarray(static.scene.materials.texture)[row]
+    side = static.scene.textures.shape[1]
+    col, line = (
+        jnp.clip(jnp.floor((x - jnp.floor(x)) * side).astype(jnp.int32), 0, side - 1)
+        for x in (uv[:, 0], uv[:, 1])
+    )
+    texel = jnp.asarray(static.scene.textures, uv.dtype)[jnp.maximum(texture, 0), line, col]
+    return texel, texture >= 0
+
+
 def _plane_texture(static: _Static, row, q, plane_size):
     """The 2D texture's colour at local plane point q, and whether there is one.
 
@@ -587,13 +612,21 @@ def _render(static: _Static, env, data, fields, segmentation: bool, shadows: boo
     cam_mat = data.cam_xmat[static.camera].reshape(3, 3)
     direction = _rotate(cam_mat[None], jnp.asarray(static.rays, dtype))  # (P, 3) world
     pos, mat, size = _poses(static, data, fields)
+    shape = (static.height, static.width)
     hfield_data = physics.model.hfield_data if static.hfields else None
     dist, obj, mesh_normals = _nearest(
         static, pos, mat, size, cam_pos, direction, True, hfield_data
     )
+    skin_uv = {}
+    for i, skin in static.skins:
+        vert, vert_normal = skin_lib.pose(skin, data.xpos, data.xmat)
+        t, mesh_normals[i], skin_uv[i] = skin_lib.rasterize(
+            skin, vert, vert_normal, cam_pos, cam_mat, static.rays, static.fovy, *shape
+        )
+        closer = t < dist
+        dist, obj = jnp.where(closer, t, dist), jnp.where(closer, i, obj)
     depth = dist * _dot(direction, -cam_mat[:, 2])
     hit = jnp.isfinite(dist) & (depth >= static.near) & (depth <= static.far)
-    shape = (static.height, static.width)
     objects = static.scene.objects
     if segmentation:
         ids = jnp.where(hit, jnp.asarray(objects.ids)[obj], -1)
@@ -620,6 +653,9 @@ def _render(static: _Static, env, data, fields, segmentation: bool, shadows: boo
     if (materials.texture >= 0).any():
         texel, textured = _plane_texture(static, row, local, size[obj])
         base = jnp.where((textured & (kind == PLANE))[:, None], base * texel, base)
+        for i, uv in skin_uv.items():
+            texel, textured = _texel(static, row, uv)
+            base = jnp.where((textured & (obj == i))[:, None], base * texel, base)
     spec = jnp.asarray(materials.specular, dtype)[row]
     shine = jnp.asarray(materials.shininess, dtype)[row]
     emission = jnp.asarray(materials.emission, dtype)[row]

@@ -33,6 +33,8 @@ TYPES = (PLANE, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH, HFIELD)
 OBJ_GEOM = int(mujoco.mjtObj.mjOBJ_GEOM)
 OBJ_SITE = int(mujoco.mjtObj.mjOBJ_SITE)
 OBJ_TENDON = int(mujoco.mjtObj.mjOBJ_TENDON)
+OBJ_SKIN = int(mujoco.mjtObj.mjOBJ_SKIN)
+SKIN = -1  # Objects.type of a skin (not an mjtGeom): drawn by `skin.py`
 
 LIGHT_SPOT = int(mujoco.mjtLightType.mjLIGHT_SPOT)
 LIGHT_DIRECTIONAL = int(mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
@@ -43,12 +45,12 @@ ROLE_RGB = int(mujoco.mjtTextureRole.mjTEXROLE_RGB)
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Objects:
-    """The visible objects, in drawing order: geoms, then sites, then tendon segments.
+    """The visible objects, in drawing order: geoms, sites, tendon segments, then skins.
 
     Attributes (one row per object, NumPy):
-      kind: mjtObj of the object (geom, site or tendon), for segmentation.
+      kind: mjtObj of the object (geom, site, tendon or skin), for segmentation.
       ids: the object's id within its kind.
-      type: mjtGeom of its shape (tendon segments are capsules).
+      type: mjtGeom of its shape (tendon segments are capsules; skins SKIN).
       rgba: colour (material's where MuJoCo's rule says so).
       material: material id, -1 for none.
       tendon_sites: for tendon segments, the two site ids the segment joins.
@@ -120,8 +122,13 @@ def _spatial_tendon_segments(m: mujoco.MjModel):
     return rows
 
 
+def skin_rgba(m: mujoco.MjModel) -> np.ndarray:
+    """Each skin's colour by MuJoCo's rgba/material rule."""
+    return _effective_rgba(m.skin_rgba, m.skin_matid, m.mat_rgba)
+
+
 def objects(m: mujoco.MjModel) -> Objects:
-    """The visible geoms, sites and spatial tendon segments of `m`."""
+    """The visible geoms, sites, spatial tendon segments and skins of `m`."""
     geom_rgba = _effective_rgba(m.geom_rgba, m.geom_matid, m.mat_rgba)
     site_rgba = _effective_rgba(m.site_rgba, m.site_matid, m.mat_rgba)
     geoms = [
@@ -133,26 +140,38 @@ def objects(m: mujoco.MjModel) -> Objects:
     segments = _spatial_tendon_segments(m)
     tendon_rgba = _effective_rgba(m.tendon_rgba, m.tendon_matid, m.mat_rgba)
     segments = [row for row in segments if tendon_rgba[row[0], 3] > 0]
-    count = len(geoms) + len(sites) + len(segments)
+    skins_rgba = skin_rgba(m)
+    skins = [s for s in range(m.nskin) if m.skin_group[s] < VISIBLE_GROUPS and skins_rgba[s, 3] > 0]
+    count = len(geoms) + len(sites) + len(segments) + len(skins)
     return Objects(
         kind=np.array(
-            [OBJ_GEOM] * len(geoms) + [OBJ_SITE] * len(sites) + [OBJ_TENDON] * len(segments),
+            [OBJ_GEOM] * len(geoms)
+            + [OBJ_SITE] * len(sites)
+            + [OBJ_TENDON] * len(segments)
+            + [OBJ_SKIN] * len(skins),
             np.int32,
         ),
-        ids=np.array(geoms + sites + [t for t, _, _ in segments], np.int32),
+        ids=np.array(geoms + sites + [t for t, _, _ in segments] + skins, np.int32),
         type=np.array(
             [m.geom_type[g] for g in geoms]
             + [m.site_type[s] for s in sites]
-            + [CAPSULE] * len(segments),
+            + [CAPSULE] * len(segments)
+            + [SKIN] * len(skins),
             np.int32,
         ),
         rgba=np.concatenate(
-            [geom_rgba[geoms], site_rgba[sites], tendon_rgba[[t for t, _, _ in segments]]]
+            [
+                geom_rgba[geoms],
+                site_rgba[sites],
+                tendon_rgba[[t for t, _, _ in segments]],
+                skins_rgba[skins],
+            ]
         ).reshape(count, 4),
         material=np.array(
             [m.geom_matid[g] for g in geoms]
             + [m.site_matid[s] for s in sites]
-            + [m.tendon_matid[t] for t, _, _ in segments],
+            + [m.tendon_matid[t] for t, _, _ in segments]
+            + [m.skin_matid[s] for s in skins],
             np.int32,
         ),
         tendon_sites=np.array([(a, b) for _, a, b in segments], np.int32).reshape(-1, 2),
