@@ -38,7 +38,7 @@ from mujoco import mjx
 from mujoco.mjx._src import mesh as mjx_mesh
 from mujoco.mjx._src.types import GeomType
 
-__all__ = ["rangefinder_with_hfields", "ray_hfield", "ray_hfield_local"]
+__all__ = ["rangefinder_with_hfields", "ray_hfield", "ray_hfield_local", "ray_triangles"]
 
 _COLUMNS_PER_STEP = 16  # grid columns tested per while-loop iteration
 
@@ -65,20 +65,25 @@ def _ray_box(half, pnt, vec):
     return jnp.min(all6), all6
 
 
-def _ray_triangles(v0, v1, v2, pnt, vec):
-    """Parameter x >= 0 where the ray meets each triangle (inf: misses), for (..., 3) corners."""
+def ray_triangles(v0, v1, v2, pnt, vec, det_min=mujoco.mjMINVAL, x_min=0.0):
+    """Möller-Trumbore for rays against triangles, all broadcast over leading axes.
+
+    Returns (x, u, v): the ray parameter of each hit, inf for a miss (a
+    determinant within det_min of 0, or x < x_min), and the hit's barycentric
+    coordinates (weights of v1 and v2). The defaults are C's `mj_ray`'s.
+    """
     e1, e2 = v1 - v0, v2 - v0
     p = jnp.cross(vec, e2)
     det = jnp.sum(e1 * p, -1)
-    ok = jnp.abs(det) > mujoco.mjMINVAL
+    ok = jnp.abs(det) > det_min
     inv = 1.0 / jnp.where(ok, det, 1.0)
     s = pnt - v0
     u = jnp.sum(s * p, -1) * inv
     q = jnp.cross(s, e1)
     v = jnp.sum(vec * q, -1) * inv
     x = jnp.sum(e2 * q, -1) * inv
-    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (x >= 0)
-    return jnp.where(hit, x, jnp.inf)
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (x >= x_min)
+    return jnp.where(hit, x, jnp.inf), u, v
 
 
 def ray_hfield_local(data, size, pnt, vec):
@@ -167,8 +172,8 @@ def ray_hfield_local(data, size, pnt, vec):
         c, r = jnp.where(xmajor, k, j), jnp.where(xmajor, j, k)
         c, r = jnp.clip(c, 0, ncol - 2), jnp.clip(r, 0, nrow - 2)
         p00, p11 = corner(c, r), corner(c + 1, r + 1)
-        x_a = _ray_triangles(p00, corner(c + 1, r), p11, pnt, vec)
-        x_b = _ray_triangles(p00, p11, corner(c, r + 1), pnt, vec)
+        x_a, _, _ = ray_triangles(p00, corner(c + 1, r), p11, pnt, vec)
+        x_b, _, _ = ray_triangles(p00, p11, corner(c, r + 1), pnt, vec)
         return jnp.min(jnp.where(inside, jnp.minimum(x_a, x_b), inf))
 
     def cond(state):

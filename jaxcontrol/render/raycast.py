@@ -163,22 +163,9 @@ def hit_plane(size, o, d):
 
 def hit_mesh(triangles, o, d):
     """Nearest hit on a triangle soup (F, 3, 3) in the local frame (both faces)."""
-    v0, e1, e2 = (
-        triangles[:, 0],
-        triangles[:, 1] - triangles[:, 0],
-        triangles[:, 2] - triangles[:, 0],
-    )
     o, d = o[..., None, :], d[..., None, :]  # (..., 1, 3) against F triangles
-    p = jnp.cross(d, e2)
-    det = _dot(e1, p)
-    inv = 1.0 / jnp.where(jnp.abs(det) < 1e-12, 1e-12, det)
-    s = o - v0
-    u = _dot(s, p) * inv
-    q = jnp.cross(s, e1)
-    v = _dot(d, q) * inv
-    t = _dot(e2, q) * inv
-    ok = (jnp.abs(det) >= 1e-12) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > EPS)
-    t = jnp.where(ok, t, jnp.inf)
+    corners = (triangles[:, 0], triangles[:, 1], triangles[:, 2])
+    t, _, _ = ray_hfield.ray_triangles(*corners, o, d, det_min=1e-12, x_min=EPS)
     best = jnp.argmin(t, axis=-1)
     return jnp.min(t, axis=-1), best
 

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
+from jaxcontrol.collision import ray_hfield
 from jaxcontrol.render import scene as scene_lib
 
 EPS = 1e-9
@@ -134,19 +135,8 @@ def window_for(height: int, width: int) -> int:
 
 
 def _ray_triangle(origin, direction, a, b, c):
-    """Möller-Trumbore for rays against triangles (broadcast): distance (inf: miss), u, v."""
-    e1, e2 = b - a, c - a
-    p = jnp.cross(direction, e2)
-    det = jnp.sum(e1 * p, -1)
-    ok = jnp.abs(det) > 1e-12
-    inv = 1.0 / jnp.where(ok, det, 1.0)
-    s = origin - a
-    u = jnp.sum(s * p, -1) * inv
-    q = jnp.cross(s, e1)
-    v = jnp.sum(direction * q, -1) * inv
-    t = jnp.sum(e2 * q, -1) * inv
-    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-6)
-    return jnp.where(hit, t, jnp.inf), u, v
+    """Distance along unit rays to triangles (inf: miss) and barycentric u, v (broadcast)."""
+    return ray_hfield.ray_triangles(a, b, c, origin, direction, det_min=1e-12, x_min=1e-6)
 
 
 def rasterize(
