@@ -179,7 +179,7 @@ def test_skin_follows_its_bones_and_rasterises_like_ray_casting():
     mujoco.mjv_updateScene(
         m, d, mujoco.MjvOption(), None, mujoco.MjvCamera(), mujoco.mjtCatBit.mjCAT_ALL, scene
     )
-    (skin,) = skin_lib.build(m)
+    skin = skin_lib.build(m, 0)
     vert, normal = skin_lib.pose(skin, jnp.asarray(d.xpos), jnp.asarray(d.xmat))
     np.testing.assert_allclose(vert, np.reshape(scene.skinvert, (-1, 3)), atol=1e-6)
     np.testing.assert_allclose(normal, np.reshape(scene.skinnormal, (-1, 3)), atol=1e-5)

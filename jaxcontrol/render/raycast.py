@@ -271,8 +271,7 @@ class _Static:
     groups: tuple  # ((type, object indices), ...) in concatenation order
     order: np.ndarray  # concatenated object index of each row of the stacked distances
     meshes: dict  # object index -> (F, 3, 3) triangles in the geom frame
-    hfields: dict  # object index -> (hfield_data address, nrow, ncol), and sizes below
-    hfield_sizes: dict  # object index -> (4,) hfield_size
+    hfields: dict  # object index -> ((hfield_data address, nrow, ncol), (4,) hfield_size)
     skins: tuple  # ((object index, skin_lib.Skin), ...)
     fovy: float
     near: float
@@ -305,7 +304,7 @@ def _static(env, height, width, camera) -> _Static:
     m = env.mj_model
     scene = scene_lib.build(m)
     objects = scene.objects
-    groups, order, meshes, hfields, hfield_sizes = [], [], {}, {}, {}
+    groups, order, meshes, hfields = [], [], {}, {}
     for kind in scene_lib.TYPES:
         (index,) = np.nonzero(objects.type == kind)
         if kind in (MESH, HFIELD):  # one group per object: each has its own shape
@@ -314,12 +313,8 @@ def _static(env, height, width, camera) -> _Static:
                     meshes[int(i)] = _mesh_triangles(m, objects.ids[i])
                 else:
                     h = m.geom_dataid[objects.ids[i]]
-                    hfields[int(i)] = (
-                        int(m.hfield_adr[h]),
-                        int(m.hfield_nrow[h]),
-                        int(m.hfield_ncol[h]),
-                    )
-                    hfield_sizes[int(i)] = m.hfield_size[h].astype(np.float32)
+                    grid = (int(m.hfield_adr[h]), int(m.hfield_nrow[h]), int(m.hfield_ncol[h]))
+                    hfields[int(i)] = (grid, m.hfield_size[h].astype(np.float32))
                 groups.append((kind, np.array([i])))
                 order.append(i)
         elif index.size:
@@ -340,8 +335,10 @@ def _static(env, height, width, camera) -> _Static:
         order=np.array(order, np.int32),
         meshes=meshes,
         hfields=hfields,
-        hfield_sizes=hfield_sizes,
-        skins=tuple(zip(np.nonzero(objects.type == SKIN)[0].tolist(), skin_lib.build(m))),
+        skins=tuple(
+            (int(i), skin_lib.build(m, int(objects.ids[i])))
+            for i in np.nonzero(objects.type == SKIN)[0]
+        ),
         fovy=float(m.cam_fovy[camera]),
         near=float(m.vis.map.znear * m.stat.extent),
         far=float(m.vis.map.zfar * m.stat.extent),
@@ -464,8 +461,9 @@ def _nearest(
         elif kind == HFIELD:
             i = int(index[0])
             data = static.scene.model.hfield_data if hfield_data is None else hfield_data
-            grid = _hfield_grid(jnp.asarray(data, pos.dtype), static.hfields[i])
-            hsize = jnp.asarray(static.hfield_sizes[i], pos.dtype)
+            layout, hsize = static.hfields[i]
+            grid = _hfield_grid(jnp.asarray(data, pos.dtype), layout)
+            hsize = jnp.asarray(hsize, pos.dtype)
             t = hit_hfield(grid, hsize, o[0], d[0])
             q = o[0] + jnp.where(jnp.isfinite(t), t, 0.0)[:, None] * d[0]
             normals[i] = _rotate(rot[0][None], hfield_normal(grid, hsize, q))
@@ -524,19 +522,14 @@ def _plane_texture(static: _Static, row, q, plane_size):
     texture repeats texrepeat times per 2 metres, else texrepeat times across
     the plane.
     """
-    materials, textures = static.scene.materials, static.scene.textures
-    texture = jnp.asarray(materials.texture)[row]
+    materials = static.scene.materials
     repeat = jnp.asarray(materials.texrepeat, q.dtype)[row]
     uniform = jnp.asarray(materials.texuniform)[row]
     span = 2 * jnp.maximum(plane_size[:, :2], EPS)
     scale = jnp.where(uniform[:, None], repeat / 2, repeat / span)
     u = (q[:, 0] + plane_size[:, 0]) * scale[:, 0]
     v = (plane_size[:, 1] - q[:, 1]) * scale[:, 1]
-    side = textures.shape[1]
-    col = jnp.clip(jnp.floor((u - jnp.floor(u)) * side).astype(jnp.int32), 0, side - 1)
-    line = jnp.clip(jnp.floor((v - jnp.floor(v)) * side).astype(jnp.int32), 0, side - 1)
-    texel = jnp.asarray(textures, q.dtype)[jnp.maximum(texture, 0), line, col]
-    return texel, texture >= 0
+    return _texel(static, row, jnp.stack([u, v], -1))
 
 
 def make_render(

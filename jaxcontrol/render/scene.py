@@ -122,11 +122,6 @@ def _spatial_tendon_segments(m: mujoco.MjModel):
     return rows
 
 
-def skin_rgba(m: mujoco.MjModel) -> np.ndarray:
-    """Each skin's colour by MuJoCo's rgba/material rule."""
-    return _effective_rgba(m.skin_rgba, m.skin_matid, m.mat_rgba)
-
-
 def objects(m: mujoco.MjModel) -> Objects:
     """The visible geoms, sites, spatial tendon segments and skins of `m`."""
     geom_rgba = _effective_rgba(m.geom_rgba, m.geom_matid, m.mat_rgba)
@@ -140,7 +135,7 @@ def objects(m: mujoco.MjModel) -> Objects:
     segments = _spatial_tendon_segments(m)
     tendon_rgba = _effective_rgba(m.tendon_rgba, m.tendon_matid, m.mat_rgba)
     segments = [row for row in segments if tendon_rgba[row[0], 3] > 0]
-    skins_rgba = skin_rgba(m)
+    skins_rgba = _effective_rgba(m.skin_rgba, m.skin_matid, m.mat_rgba)
     skins = [s for s in range(m.nskin) if m.skin_group[s] < VISIBLE_GROUPS and skins_rgba[s, 3] > 0]
     count = len(geoms) + len(sites) + len(segments) + len(skins)
     return Objects(

@@ -33,7 +33,6 @@ import mujoco
 import numpy as np
 
 from jaxcontrol.collision import ray_hfield
-from jaxcontrol.render import scene as scene_lib
 
 EPS = 1e-9
 
@@ -42,7 +41,6 @@ EPS = 1e-9
 class Skin:
     """One skin's constants (NumPy), read from the model."""
 
-    index: int  # the skin's id (its segmentation id)
     vert: np.ndarray  # (V, 3) bind-pose vertices
     face: np.ndarray  # (F, 3) vertex indices
     texcoord: np.ndarray | None  # (V, 2), or None
@@ -55,44 +53,33 @@ class Skin:
     entry_weight: np.ndarray  # (E,)
 
 
-def build(m: mujoco.MjModel) -> tuple[Skin, ...]:
-    """The model's visible skins (groups 0-2, not fully transparent)."""
-    rgba = scene_lib.skin_rgba(m)
-    skins = []
-    for s in range(m.nskin):
-        if m.skin_group[s] >= scene_lib.VISIBLE_GROUPS or rgba[s, 3] <= 0:
-            continue
-        vadr, vnum = m.skin_vertadr[s], m.skin_vertnum[s]
-        fadr, fnum = m.skin_faceadr[s], m.skin_facenum[s]
-        badr, bnum = m.skin_boneadr[s], m.skin_bonenum[s]
-        tadr = m.skin_texcoordadr[s]
-        bones, verts, weights = [], [], []
-        for b in range(bnum):
-            adr, num = m.skin_bonevertadr[badr + b], m.skin_bonevertnum[badr + b]
-            bones.append(np.full(num, b))
-            verts.append(m.skin_bonevertid[adr : adr + num])
-            weights.append(m.skin_bonevertweight[adr : adr + num])
-        bind_rot = np.zeros((bnum, 9))
-        for b in range(bnum):
-            mujoco.mju_quat2Mat(bind_rot[b], m.skin_bonebindquat[badr + b])
-        skins.append(
-            Skin(
-                index=s,
-                vert=m.skin_vert[vadr : vadr + vnum].astype(np.float32),
-                face=m.skin_face[fadr : fadr + fnum].astype(np.int32),
-                texcoord=None
-                if tadr < 0
-                else m.skin_texcoord[tadr : tadr + vnum].astype(np.float32),
-                inflate=float(m.skin_inflate[s]),
-                bone_body=m.skin_bonebodyid[badr : badr + bnum].astype(np.int32),
-                bind_rot=bind_rot.reshape(bnum, 3, 3).astype(np.float32),
-                bind_pos=m.skin_bonebindpos[badr : badr + bnum].astype(np.float32),
-                entry_bone=np.concatenate(bones).astype(np.int32),
-                entry_vert=np.concatenate(verts).astype(np.int32),
-                entry_weight=np.concatenate(weights).astype(np.float32),
-            )
-        )
-    return tuple(skins)
+def build(m: mujoco.MjModel, s: int) -> Skin:
+    """Skin `s` of the model (which skins are drawn is `scene.objects`'s choice)."""
+    vadr, vnum = m.skin_vertadr[s], m.skin_vertnum[s]
+    fadr, fnum = m.skin_faceadr[s], m.skin_facenum[s]
+    badr, bnum = m.skin_boneadr[s], m.skin_bonenum[s]
+    tadr = m.skin_texcoordadr[s]
+    bones, verts, weights = [], [], []
+    for b in range(bnum):
+        adr, num = m.skin_bonevertadr[badr + b], m.skin_bonevertnum[badr + b]
+        bones.append(np.full(num, b))
+        verts.append(m.skin_bonevertid[adr : adr + num])
+        weights.append(m.skin_bonevertweight[adr : adr + num])
+    bind_rot = np.zeros((bnum, 9))
+    for b in range(bnum):
+        mujoco.mju_quat2Mat(bind_rot[b], m.skin_bonebindquat[badr + b])
+    return Skin(
+        vert=m.skin_vert[vadr : vadr + vnum].astype(np.float32),
+        face=m.skin_face[fadr : fadr + fnum].astype(np.int32),
+        texcoord=None if tadr < 0 else m.skin_texcoord[tadr : tadr + vnum].astype(np.float32),
+        inflate=float(m.skin_inflate[s]),
+        bone_body=m.skin_bonebodyid[badr : badr + bnum].astype(np.int32),
+        bind_rot=bind_rot.reshape(bnum, 3, 3).astype(np.float32),
+        bind_pos=m.skin_bonebindpos[badr : badr + bnum].astype(np.float32),
+        entry_bone=np.concatenate(bones).astype(np.int32),
+        entry_vert=np.concatenate(verts).astype(np.int32),
+        entry_weight=np.concatenate(weights).astype(np.float32),
+    )
 
 
 def _vertex_normals(vert, face):
