@@ -31,10 +31,13 @@ def clear_task_caches() -> None:
 
 
 # MJX's constraint rows (every contact slot, active or not) measure a model's cost to
-# compile and to step: cartpole has 1, quadruped-escape 1,972, humanoid_CMU 4,684, dog
-# 32,530. Above this many, one task's MJX physics costs the default tier 430 to 970
-# worker-seconds (BENCHMARKS.md, "The largest models in the default tier").
+# compile and to step: cartpole has 1, quadruped-escape 620, humanoid_CMU 4,684, dog
+# 32,530. Above LARGE_MODEL_ROWS, one task's MJX physics costs the default tier 430 to
+# 970 worker-seconds (BENCHMARKS.md, "The largest models in the default tier"); from
+# CONTACT_HEAVY_ROWS, 120 to 250 (manipulator-insert_peg: 151 s on MJX, 19 s on C), so
+# there the default tier steps MJX on the domain's smallest physics only.
 LARGE_MODEL_ROWS = 4_000
+CONTACT_HEAVY_ROWS = 500
 
 
 def constraint_rows(env) -> int:
@@ -60,18 +63,26 @@ def physics_key(task) -> tuple:
 def backend_for(task, config) -> str:
     """The backend that `task`'s battery and one-step parity step with.
 
-    `--backend`, whose default "auto" tests MJX once per distinct physics and
-    every task's own code on every task: MJX for the first registered task of each
-    `physics_key`, the C backend behind the same Env for the others (their task
-    code is what differs, and C's float64 steps are dm_control's, so their parity
-    is exact). Models of LARGE_MODEL_ROWS rows or more run on the C backend
-    throughout; `--backend mjx` and the full tier step them, and the others, on MJX.
+    `--backend`, whose default "auto" tests every task's own code on every task and
+    MJX once per distinct physics (`physics_key`), where that is cheap: MJX for the
+    first registered task of each physics, the C backend behind the same Env for the
+    others (their task code is what differs, and C's float64 steps are dm_control's,
+    so their parity is exact). A physics of CONTACT_HEAVY_ROWS rows or more steps MJX
+    only if it is its domain's smallest (manipulator-bring_ball, stacker-stack_2);
+    models of LARGE_MODEL_ROWS or more (dog, humanoid_CMU) run on C throughout.
+    `--backend mjx` and the full tier step every task on MJX.
     """
     chosen = config.getoption("--backend")
     if chosen != "auto":
         return chosen
-    if constraint_rows(jaxcontrol.load(*task)) >= LARGE_MODEL_ROWS:
+    rows = constraint_rows(jaxcontrol.load(*task))
+    if rows >= LARGE_MODEL_ROWS:
         return "mujoco"
     domain = [t for t in jaxcontrol.ALL_TASKS if t[0] == task[0]]
     first = next(t for t in domain if physics_key(t) == physics_key(task))
-    return "mjx" if first == task else "mujoco"
+    if first != task:
+        return "mujoco"
+    if rows >= CONTACT_HEAVY_ROWS:
+        smallest = min(domain, key=lambda t: constraint_rows(jaxcontrol.load(*t)))
+        return "mjx" if physics_key(smallest) == physics_key(task) else "mujoco"
+    return "mjx"

@@ -11,7 +11,8 @@ non-finite states over 1e6 random-action steps.
 
 The default tier steps each task on the backend `pertask.backend_for` picks: MJX
 once per distinct physics, the C backend behind the same Env for tasks that share
-another's physics and for the largest models (`--backend` overrides it).
+another's physics, for contact-heavy physics other than their domain's smallest, and
+for the largest models (`--backend` overrides it).
 """
 
 import jax
