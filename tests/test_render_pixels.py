@@ -40,6 +40,15 @@ def test_fidelity_on_three_tasks(domain_task):
     _check(domain_task, n_states=2)
 
 
+def test_fidelity_states_draw_actions_an_agent_could_take():
+    """LQR's motors are unbounded; random actions from +-1e10 would throw its state to
+    1e8, where MuJoCo's renderer and ours disagree about a tendon no one would look at."""
+    from jaxcontrol.render import fidelity
+
+    states = fidelity.dm_states(jaxcontrol.load("lqr", "lqr_2_1"), n=3, steps_between=25)
+    assert max(np.abs(s.qpos).max() for s in states) < 10
+
+
 @needs_gl
 @pytest.mark.full
 def test_full_fidelity(task):

@@ -17,17 +17,19 @@ from jaxcontrol.render import cpu, raycast
 
 
 def dm_states(env, n: int, seed: int = 0, steps_between: int = 25):
-    """`n` dm_control states of `env`'s task: a reset, then `steps_between` random steps apart."""
+    """`n` dm_control states of `env`'s task: a reset, then `steps_between` random steps
+    apart, with actions drawn from `equivalence.action_bounds` (LQR's motors are
+    unbounded: actions of +-1e10 throw its state to 1e8 in a few steps)."""
     dm_env = equivalence.reference_env(env.domain, env.task_name, seed)
     rng = np.random.RandomState(seed)
-    spec = dm_env.action_spec()
+    low, high = equivalence.action_bounds(dm_env.action_spec())
     states = []
     try:
         dm_env.reset()
         for i in range(n):
             if i:
                 for _ in range(steps_between):
-                    if dm_env.step(rng.uniform(spec.minimum, spec.maximum)).last():
+                    if dm_env.step(rng.uniform(low, high)).last():
                         dm_env.reset()
             states.append(equivalence.DmState.capture(env, dm_env))
     finally:
