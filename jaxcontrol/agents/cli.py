@@ -45,6 +45,22 @@ MAX_ACTION_REPEAT = 1000  # a suite episode's length in control steps
 PIXEL_AGENTS = ("d4pg", "sac")
 PIXEL_FRAMES = 3
 PIXEL_DEFAULTS = {"replay_capacity": 50_000}
+# A value support (D4PG's v_min, v_max) is sized for the discounted return of rewards in
+# [0, 1] per step; ActionRepeat(k) sums k rewards per step, so its default scales by k.
+# Unscaled, cartpole-balance's returns at k = 8 (up to 800) all sat on the support's top
+# atom: the critic could not rank actions (BENCHMARKS.md, "Learning from pixels").
+SUPPORT_FIELDS = ("v_min", "v_max")
+
+
+def run_defaults(agent: str, pixels: bool, action_repeat: int) -> dict:
+    """Config defaults that depend on the run: the pixel replay size, a value support
+    scaled by the action repeat. `--set` overrides them."""
+    defaults = dict(PIXEL_DEFAULTS) if pixels else {}
+    fields = {f.name: f for f in dataclasses.fields(get_agent(agent).config_cls)}
+    for name in SUPPORT_FIELDS:
+        if name in fields and action_repeat > 1:
+            defaults[name] = fields[name].default * action_repeat
+    return defaults
 
 
 class _Parser(argparse.ArgumentParser):
@@ -209,7 +225,8 @@ def _train_parser() -> _Parser:
         default=1,
         metavar="K",
         help="repeat each action K control steps (jaxcontrol.wrappers.ActionRepeat); "
-        "--steps then counts the learner's steps, each K control steps",
+        "--steps then counts the learner's steps, each K control steps, and D4PG's "
+        "default value support (v_min, v_max) scales by K",
     )
     p.add_argument(
         "--pixels",
@@ -302,7 +319,7 @@ def train_main(argv: list[str]) -> int:
         domain, task = _parse_env(args.env)
         if args.video:
             _check_video()
-        defaults = PIXEL_DEFAULTS if args.pixels else None
+        defaults = run_defaults(args.agent, args.pixels, args.action_repeat)
         config = build_config(args.agent, args.steps, args.set, defaults)
         run_info = {
             "env": args.env,

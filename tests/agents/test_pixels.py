@@ -297,12 +297,22 @@ def test_cli_pixels_is_refused_for_ppo(tmp_path, capsys):
     )
     assert err == [expected]
     assert not out.exists()
-    config = cli.build_config("d4pg", 10, [], cli.PIXEL_DEFAULTS)
+    defaults = cli.run_defaults("d4pg", pixels=True, action_repeat=1)
+    assert defaults == cli.PIXEL_DEFAULTS
+    config = cli.build_config("d4pg", 10, [], defaults)
     assert config.replay_capacity == cli.PIXEL_DEFAULTS["replay_capacity"]
-    assert (
-        cli.build_config("d4pg", 10, ["replay_capacity=256"], cli.PIXEL_DEFAULTS).replay_capacity
-        == 256
-    )
+    assert cli.build_config("d4pg", 10, ["replay_capacity=256"], defaults).replay_capacity == 256
+
+
+def test_action_repeat_scales_d4pg_value_support():
+    """ActionRepeat(k) sums k rewards in [0, 1]: the paper's [-150, 150] support, sized for one,
+    scales by k (unscaled, every return of cartpole-balance at k = 8 sat on its top atom)."""
+    paper = cli.build_config("d4pg", 10, [], cli.run_defaults("d4pg", False, 1))
+    scaled = cli.build_config("d4pg", 10, [], cli.run_defaults("d4pg", True, 8))
+    assert (scaled.v_min, scaled.v_max) == (8 * paper.v_min, 8 * paper.v_max)
+    chosen = cli.build_config("d4pg", 10, ["v_max=500"], cli.run_defaults("d4pg", True, 8))
+    assert (chosen.v_min, chosen.v_max) == (scaled.v_min, 500.0)
+    assert cli.run_defaults("sac", pixels=False, action_repeat=8) == {}  # no support to scale
 
 
 def test_cli_trains_from_pixels(tmp_path, monkeypatch, capsys):

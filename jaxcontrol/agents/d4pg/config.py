@@ -19,7 +19,8 @@ class D4PGConfig(OffPolicyConfig):
       sigma_min, sigma_max: exploration noise std, log-spaced across actors.
       learning_rate: Adam step size of actor and critic (paper: 1e-4).
       num_atoms: critic support size (paper: 101).
-      v_min, v_max: critic support range (paper: [-150, 150]).
+      v_min, v_max: critic support range (paper: [-150, 150], for rewards in [0, 1]
+        per step; `jaxcontrol train --action-repeat K` scales the default by K).
       target_update_period: learner steps between hard target copies (paper: 100).
       actor_hidden_sizes, critic_hidden_sizes: MLP widths.
     """
