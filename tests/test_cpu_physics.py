@@ -212,3 +212,47 @@ def test_per_episode_model_fields_apply_per_environment():
         data.ctrl = actions[i]
         mujoco.mj_step(model, data, env.n_sub_steps)
         np.testing.assert_allclose(batched.data.qvel[i], data.qvel, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "sensed_task",
+    [("quadruped", "escape"), ("hopper", "hop")],
+    ids=lambda t: "sensors-" + "-".join(t),
+)
+def test_substeps_without_sensors_change_no_bit(sensed_task):
+    """A control step's substeps but the last skip the sensors, which feed nothing back:
+    states and sensordata equal C MuJoCo's `mj_step` n times then `mj_step1`, bit for bit.
+    quadruped-escape has rangefinders on a heightfield of each environment's own (the
+    per-model path), an accelerometer and force-torque sensors; hopper, touch sensors."""
+    env = jaxcontrol.load(*sensed_task, backend="mujoco")
+    model = compat.to_mjx_compatible(env.mj_model)
+    assert model.nsensor and env.n_sub_steps > 1
+    engine = cpu_physics.Engine(env.mj_model, env.n_sub_steps, threads=2)
+    rng = np.random.default_rng(0)
+    n, fields = 3, {}
+    if model.nhfield:
+        fields["hfield_data"] = rng.uniform(0, 0.3, (n, model.hfield_data.size))
+    inputs = {
+        name: np.stack([getattr(mujoco.MjData(model), name)] * n) for name in cpu_physics._INPUTS
+    }
+    inputs["qvel"] = rng.normal(0, 0.5, inputs["qvel"].shape)
+    references = []
+    for i in range(n):
+        own = compat.to_mjx_compatible(env.mj_model)
+        for name, values in fields.items():
+            getattr(own, name)[...] = values[i].reshape(getattr(own, name).shape)
+        data = mujoco.MjData(own)
+        data.qvel = inputs["qvel"][i]
+        references.append((own, data))
+    time = np.zeros(n)
+    for _ in range(5):
+        inputs["ctrl"] = rng.uniform(-1, 1, inputs["ctrl"].shape)
+        time, out = engine.step(time, fields, inputs)
+        for i, (own, data) in enumerate(references):
+            data.ctrl = inputs["ctrl"][i]
+            mujoco.mj_step(own, data, env.n_sub_steps)
+            mujoco.mj_step1(own, data)
+            for name in (*cpu_physics._STATE_OUT[1:], "sensordata", "xpos"):
+                np.testing.assert_array_equal(out[name][i], getattr(data, name), err_msg=name)
+        inputs.update({name: out[name] for name in cpu_physics._STATE_OUT[1:]})
+    assert np.any(out["sensordata"])
