@@ -514,7 +514,7 @@ def _default_backend(args) -> str:
     return cpu_physics.default_backend()
 
 
-_ADDED_FIELDS = {"stagger_episodes": False, "state_dependent_std": False}
+_ADDED_FIELDS = {"stagger_episodes": False, "state_dependent_std": False, "random_shift": 0}
 
 
 def _differences(saved: dict, current: dict) -> list[str]:
@@ -529,7 +529,7 @@ def _differences(saved: dict, current: dict) -> list[str]:
     old, new = saved.get("config"), current["config"]
     old = old if isinstance(old, dict) else {}  # a run.json edited by hand
     # A field added after the run began holds what that run did (PPO ran in lock-step,
-    # with a state-independent std).
+    # with a state-independent std; off-policy learners shifted no images).
     old = {**{name: v for name, v in _ADDED_FIELDS.items() if name in new}, **old}
     for name in sorted(set(old) | set(new)):
         if old.get(name) != new.get(name):

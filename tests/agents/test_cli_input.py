@@ -236,7 +236,8 @@ def test_random_command_lines_never_end_in_a_traceback(argv, out):
 
 def test_a_run_from_before_a_new_field_resumes_with_what_it_did():
     """PPO runs from before `stagger_episodes` ran in lock-step: resuming one needs
-    `--set stagger_episodes=False`, and the refusal says so; other agents lack the field."""
+    `--set stagger_episodes=False`, and the refusal says so; other agents lack the field.
+    Off-policy runs from before `random_shift` resume as they ran, unshifted."""
     from jaxcontrol.agents.cli import _differences  # pylint: disable=import-outside-toplevel
 
     run = {"env": "cartpole-swingup", "agent": "ppo", "seed": 0, "action_repeat": 1}
@@ -247,3 +248,8 @@ def test_a_run_from_before_a_new_field_resumes_with_what_it_did():
     assert _differences(saved, now) == []
     sac = {**run, "agent": "sac", "config": {"batch_size": 256}}
     assert _differences(sac, sac) == []
+    # Off-policy runs from before `random_shift` shifted nothing: they resume as they were.
+    d4pg = {**run, "agent": "d4pg", "config": {"batch_size": 256}}
+    assert _differences(d4pg, {**d4pg, "config": {"batch_size": 256, "random_shift": 0}}) == []
+    shifted = {**d4pg, "config": {"batch_size": 256, "random_shift": 4}}
+    assert _differences(d4pg, shifted) == ["random_shift 0 != 4"]

@@ -24,6 +24,8 @@ from toy_env import ToyEnv
 
 import jaxcontrol.wrappers
 from jaxcontrol.agents import cli
+from jaxcontrol.agents.common import offpolicy
+from jaxcontrol.agents.common.augment import random_shift
 from jaxcontrol.agents.common.evaluation import evaluate
 from jaxcontrol.agents.common.networks import Conv3x3, PixelEncoder
 from jaxcontrol.agents.d4pg.train import D4PG
@@ -116,6 +118,46 @@ def test_conv3x3_is_flax_conv(stride, patches):
         jax.grad(loss(ours))(params),
         jax.grad(loss(flax_conv))(params),
     )
+
+
+def test_random_shift_moves_each_image_by_at_most_the_pad():
+    """Each output is the edge-padded image cropped at an offset in [0, 2 pad]; offsets vary."""
+    pad, images = 3, jax.random.randint(jax.random.key(0), (32, 12, 10, 6), 0, 256)
+    images = images.astype(jnp.uint8)
+    shifted = jax.jit(random_shift, static_argnums=2)(jax.random.key(1), images, pad)
+    assert shifted.shape == images.shape and shifted.dtype == jnp.uint8
+    padded = np.pad(np.asarray(images), ((0, 0), (pad, pad), (pad, pad), (0, 0)), mode="edge")
+    offsets = set()
+    for i in range(len(images)):
+        found = [
+            (dy, dx)
+            for dy in range(2 * pad + 1)
+            for dx in range(2 * pad + 1)
+            if np.array_equal(shifted[i], padded[i, dy : dy + 12, dx : dx + 10])
+        ]
+        assert len(found) == 1, i  # random images: one crop matches
+        offsets.add(found[0])
+    assert len(offsets) > 10  # 49 offsets, 32 draws: not one move for the batch
+    assert random_shift(jax.random.key(1), images, 0) is images
+
+
+@pytest.mark.parametrize("pad", [0, 2])
+def test_random_shift_reaches_the_update_only_when_asked(pad, monkeypatch):
+    """The learner shifts a batch's observations and its next observations, each with
+    its own key, and nothing at all with random_shift = 0 (the paper's method)."""
+    calls = []
+
+    def spy(key, images, size):
+        calls.append((images.shape, images.dtype, size))
+        return random_shift(key, images, size)
+
+    monkeypatch.setattr(offpolicy, "random_shift", spy)
+    config = _config("d4pg", total_env_steps=64 + 4 * 5, iterations_per_chunk=5, random_shift=pad)
+    learner = get_agent("d4pg").make_learner(config, _pixel_env())
+    _, metrics = jax.jit(learner.run_chunk)(jax.jit(learner.init)(jax.random.key(0)))
+    assert all(np.isfinite(float(v)) for v in metrics.values())
+    expected = [((16, SIZE, SIZE, 9), jnp.uint8, pad)] * 2 if pad else []
+    assert calls == expected  # traced once: obs and next_obs
 
 
 # ----- frame stacking ------------------------------------------------------------------
@@ -253,6 +295,10 @@ def test_pixel_misuse_is_refused_by_name(toy_env):
         get_agent("d4pg").make_learner(_config("d4pg", normalize_observations=True), _pixel_env())
     with pytest.raises(ValueError, match="set replay_capacity to at most"):
         get_agent("d4pg").make_learner(_config("d4pg", replay_capacity=2_000_000_000), _pixel_env())
+    with pytest.raises(ValueError, match="random_shift moves images"):
+        get_agent("sac").make_learner(dataclasses.replace(TINY["sac"], random_shift=4), toy_env)
+    with pytest.raises(ValueError, match=r"random_shift must be in \[0, inf\]"):
+        _config("d4pg", random_shift=-1)
     get_agent("d4pg").make_learner(TINY["d4pg"], toy_env)  # state observations: as before
 
 

@@ -104,6 +104,8 @@ class OffPolicyConfig:
       priority_beta: importance-sampling exponent.
       normalize_observations: standardise observations with running statistics.
       iterations_per_chunk: iterations per jitted chunk.
+      random_shift: from pixels, move each sampled image by up to this many pixels
+        (``augment.random_shift``; DrQ uses 4); 0 is off, the suite paper's method.
     """
 
     total_env_steps: int = 1_000_000
@@ -119,11 +121,13 @@ class OffPolicyConfig:
     priority_beta: float = 0.4
     normalize_observations: bool = False
     iterations_per_chunk: int = 250
+    random_shift: int = 0
 
     def __post_init__(self):
         check_positive(self, "total_env_steps", "num_envs", "replay_capacity", "batch_size")
         check_positive(self, "grad_steps_per_iteration", "n_step", "iterations_per_chunk")
         check_between(self, "learning_starts", 0, math.inf)
+        check_between(self, "random_shift", 0, math.inf)
         check_between(self, "gamma", 0.0, 1.0)
         check_between(self, "priority_alpha", 0.0, math.inf)
         check_between(self, "priority_beta", 0.0, 1.0)

@@ -39,6 +39,7 @@ from jax.sharding import Mesh
 
 from jaxcontrol.agents.common import replay as replay_lib
 from jaxcontrol.agents.common import sharding
+from jaxcontrol.agents.common.augment import random_shift
 from jaxcontrol.agents.common.config import OffPolicyConfig
 from jaxcontrol.agents.common.learner import Learner, chunked, chunks_for
 from jaxcontrol.agents.common.networks import PixelEncoder
@@ -370,6 +371,10 @@ def learn_step(sk: Skeleton, state: OffPolicyState, key: jax.Array):
     """One gradient step of the algorithm on a replay batch, then priorities and targets."""
     key_sample, key_update = jax.random.split(key)
     batch, rows, envs = sample_batch(state.replay, key_sample, sk.config)
+    if sk.config.random_shift:
+        key_update, key_obs, key_next = jax.random.split(key_update, 3)
+        batch["obs"] = random_shift(key_obs, batch["obs"], sk.config.random_shift)
+        batch["next_obs"] = random_shift(key_next, batch["next_obs"], sk.config.random_shift)
     batch["obs"] = sk.normalizer.apply(state.obs_stats, batch["obs"])
     batch["next_obs"] = sk.normalizer.apply(state.obs_stats, batch["next_obs"])
     params, opt_state, priorities, metrics = sk.algorithm.update(
@@ -459,8 +464,9 @@ def make_learner(
       The Learner.
 
     Raises:
-      ValueError: observation normalisation asked for pixels, or a replay that
-        cannot fit in the device's memory (the message says what fits).
+      ValueError: observation normalisation asked for pixels, a random shift
+        for state observations, or a replay that cannot fit in the device's
+        memory (the message says what fits).
     """
     plan = schedule(config)
     tenv = training_env(env, config.num_envs, mesh)
@@ -468,6 +474,11 @@ def make_learner(
         raise ValueError(
             f"{type(config).__name__}.normalize_observations applies to state observations; "
             "the pixel encoder scales pixels to [0, 1] itself: leave it false"
+        )
+    if config.random_shift and not tenv.pixels:
+        raise ValueError(
+            f"{type(config).__name__}.random_shift moves images; this env's observations "
+            "are not one image (train from pixels: FrameStack(Pixels(env)), or --pixels)"
         )
     check_replay_fits(tenv, plan)
     sk = Skeleton(
