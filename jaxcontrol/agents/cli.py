@@ -2,6 +2,7 @@
 
     jaxcontrol train --env cartpole-balance --agent ppo --steps 2000000 --seed 0 --out runs/a
     jaxcontrol train ... --out runs/a --resume      # continue from the latest checkpoint
+    jaxcontrol train ... --steps 4000000 --out runs/a --resume   # extend the run's budget
     jaxcontrol train --env walker-walk --agent sac --action-repeat 2 ...
     jaxcontrol train --env cartpole-balance --agent d4pg --pixels ...   # 3 stacked 84x84 frames
     jaxcontrol evaluate runs/a --episodes 100       # re-evaluate into runs/a/eval.json
@@ -242,7 +243,12 @@ def _train_parser() -> _Parser:
         "(the faster there: BENCHMARKS.md), mjx on an accelerator or with --distributed; "
         "--resume keeps the run's",
     )
-    p.add_argument("--resume", action="store_true", help="continue the run in --out")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its latest checkpoint; a larger --steps "
+        "than the run's extends it",
+    )
     p.add_argument(
         "--set",
         action="append",
@@ -333,10 +339,13 @@ def train_main(argv: list[str]) -> int:
         if args.backend != "mjx":  # absent for MJX runs, as in runs from before --backend
             run_info["backend"] = args.backend
         run_json = os.path.join(args.out, "run.json")
+        extended_from = None  # the run's budget, when --steps extends it
         if args.resume:
-            diffs = _differences(_read_run_json(args.out), run_info)
+            saved = _read_run_json(args.out)
+            diffs = _differences(saved, run_info)
             if diffs:
                 raise UsageError(f"--resume with a different config: {'; '.join(diffs)}")
+            extended_from = _extended_from(saved, config)
         elif os.path.exists(run_json) or os.path.exists(os.path.join(args.out, "checkpoints")):
             raise UsageError(
                 f"{args.out!r} already holds a run; pass --resume or choose another --out"
@@ -354,6 +363,11 @@ def train_main(argv: list[str]) -> int:
             mesh = _make_mesh(args.devices)
             env = make_env(domain, task, args.action_repeat, args.pixels, args.backend)
             learner = get_agent(args.agent).make_learner(config, env, mesh=mesh)
+            if extended_from is not None:
+                before = dataclasses.replace(config, total_env_steps=extended_from)
+                _check_same_chunks(
+                    learner, get_agent(args.agent).make_learner(before, env, mesh=mesh)
+                )
         except (UsageError, ValueError):
             if created:
                 os.rmdir(args.out)
@@ -366,7 +380,12 @@ def train_main(argv: list[str]) -> int:
 
     resume = f"resume with: jaxcontrol train {shlex.join(_with_resume(argv))}"
     try:
-        if not args.resume and _is_main_process():
+        if (not args.resume or extended_from is not None) and _is_main_process():
+            if extended_from is not None:
+                print(
+                    f"resume: extending the run from {extended_from} to {args.steps} env steps",
+                    file=sys.stderr,
+                )
             run_lib.write_atomic(run_json, json.dumps(run_info, indent=2) + "\n")
         every = max(1, -(-args.checkpoint_every // learner.updates_per_chunk))
         state, meta = run_lib.train_loop(
@@ -377,6 +396,7 @@ def train_main(argv: list[str]) -> int:
             resume=args.resume,
             progress=not args.no_progress,
             run_info=run_info,
+            run_differences=_differences,
         )
         result = run_lib.evaluate_policy(
             env, learner, learner.policy_params(state), args.seed, args.eval_episodes
@@ -514,10 +534,13 @@ def _default_backend(args) -> str:
     return cpu_physics.default_backend()
 
 
+BUDGET = "total_env_steps"  # the one config field that --resume may change (upwards)
 _ADDED_FIELDS = {"stagger_episodes": False, "state_dependent_std": False, "random_shift": 0}
 
 
 def _differences(saved: dict, current: dict) -> list[str]:
+    """What differs between a run's saved identity (run.json, or a checkpoint's
+    manifest) and this command's; the budget is `_extended_from`'s to judge."""
     diffs = []
     # Runs from before --action-repeat, --pixels and --backend leave them out, as state
     # and MJX runs still do.
@@ -531,10 +554,51 @@ def _differences(saved: dict, current: dict) -> list[str]:
     # A field added after the run began holds what that run did (PPO ran in lock-step,
     # with a state-independent std; off-policy learners shifted no images).
     old = {**{name: v for name, v in _ADDED_FIELDS.items() if name in new}, **old}
-    for name in sorted(set(old) | set(new)):
+    for name in sorted((set(old) | set(new)) - {BUDGET}):
         if old.get(name) != new.get(name):
             diffs.append(f"{name} {old.get(name)!r} != {new.get(name)!r}")
     return diffs
+
+
+def _extended_from(saved: dict, config) -> int | None:
+    """The run's budget when --steps extends it; None when --steps is the run's own.
+
+    Raises:
+      UsageError: --steps below the budget, a budget the config's training depends
+        on (``budget_fixed_by``), or a run.json without a budget.
+    """
+    old = saved["config"].get(BUDGET) if isinstance(saved.get("config"), dict) else None
+    new = getattr(config, BUDGET)
+    if old == new:
+        return None
+    if not isinstance(old, int) or isinstance(old, bool):
+        raise UsageError(f"run.json: config.{BUDGET} must be an integer, got {old!r}")
+    if new < old:
+        raise UsageError(
+            f"--resume with --steps {new}: the run's budget is {old} env steps; "
+            "a run can be extended, not shortened"
+        )
+    reason = config.budget_fixed_by()
+    if reason is not None:
+        raise UsageError(
+            f"--resume with --steps {new}: the run's budget is {old} env steps, and {reason}, "
+            "so the run cannot be extended; start a new run"
+        )
+    return old
+
+
+def _check_same_chunks(learner, before) -> None:
+    """An extended run must be cut into the chunks it was cut into (see
+    `run._check_chunks`): only a budget under one chunk shortens them."""
+    if (learner.env_steps_at_init, learner.env_steps_per_chunk) != (
+        before.env_steps_at_init,
+        before.env_steps_per_chunk,
+    ):
+        raise UsageError(
+            f"--resume with a larger --steps: the run's budget was under one chunk, so its "
+            f"chunks hold {before.env_steps_per_chunk} env steps, and the new budget's would "
+            f"hold {learner.env_steps_per_chunk}; start a new run"
+        )
 
 
 def _print_published(domain: str, task: str) -> None:
@@ -663,7 +727,7 @@ def restore_policy(run_dir: str, info: dict, domain: str, task: str, config, pro
     train_key, _ = run_lib.split_run_key(info["seed"])
     directory = os.path.join(run_dir, "checkpoints")
     struct = ckpt_lib.structure(jax.eval_shape(learner.init, train_key))
-    step, _, rejected = ckpt_lib.newest_intact(directory, info, struct)
+    step, _, rejected = ckpt_lib.newest_intact(directory, info, struct, _differences)
     for error in rejected:
         print(f"{prog}: skipped {error}", file=sys.stderr)
     if step is None:

@@ -232,3 +232,90 @@ def test_evaluate_skips_a_damaged_checkpoint(straight_cli, tmp_path, monkeypatch
     assert f"evaluate: skipped {damaged}: " in capsys.readouterr().err
     with open(os.path.join(out, "eval.json")) as f:
         assert json.load(f)["env_steps"] == 2048  # checkpoint 4 of 6
+
+
+def _with_steps(steps):
+    """TOY_ARGS with another budget."""
+    args = list(TOY_ARGS)
+    args[args.index("--steps") + 1] = str(steps)
+    return args
+
+
+def _run_json(out):
+    with open(os.path.join(out, "run.json")) as f:
+        return json.load(f)
+
+
+def test_resume_with_a_larger_budget_extends_the_run(straight_cli, tmp_path, monkeypatch, capsys):
+    """A finished run of 3 chunks, resumed with the budget of 6: the uninterrupted run of 6."""
+    use_toy_env(monkeypatch)
+    out = str(tmp_path / "run")
+    rc, err = _cli([*_with_steps(1536), "--out", out], capsys)
+    assert rc == 0, err
+    rc, err = _cli([*_with_steps(1024), "--out", out, "--resume"], capsys)
+    shorter = (
+        "error: --resume with --steps 1024: the run's budget is 1536 env steps; "
+        "a run can be extended, not shortened"
+    )
+    assert rc == 2 and err == [shorter], err
+    rc, err = _cli([*TOY_ARGS, "--out", out, "--resume"], capsys)
+    assert rc == 0, err
+    assert "resume: extending the run from 1536 to 3072 env steps" in err
+    assert any(line.startswith("resume: from checkpoint 3 in ") for line in err), err
+    assert _run_json(out) == _run_json(straight_cli)
+    assert _metrics(out) == _metrics(straight_cli)
+    with (
+        open(os.path.join(out, "eval.json")) as f,
+        open(os.path.join(straight_cli, "eval.json")) as g,
+    ):
+        assert json.load(f)["returns"] == json.load(g)["returns"]
+    jax.tree.map(np.testing.assert_array_equal, _final_state(straight_cli, 6), _final_state(out, 6))
+
+
+@pytest.mark.parametrize("case", ["under-one-chunk", "annealed"])
+def test_resume_refuses_a_budget_the_run_cannot_take(case, tmp_path, monkeypatch, capsys):
+    """A budget under one chunk made the run's chunks shorter; an annealed step size
+    was scheduled over the budget. Neither run can be extended, and run.json stays."""
+    use_toy_env(monkeypatch)
+    out = str(tmp_path / "run")
+    first, extra = (
+        (256, []) if case == "under-one-chunk" else (1024, ["--set", "anneal_learning_rate=True"])
+    )
+    rc, err = _cli([*_with_steps(first), *extra, "--out", out], capsys)
+    assert rc == 0, err
+    saved = _run_json(out)
+    rc, err = _cli([*TOY_ARGS, *extra, "--out", out, "--resume"], capsys)
+    assert rc == 2 and len(err) == 1, err
+    if case == "under-one-chunk":
+        assert "its chunks hold 256 env steps, and the new budget's would hold 512" in err[0]
+    else:
+        assert "anneal_learning_rate decays the step size to 0 over that budget" in err[0]
+        assert "the run's budget is 1024 env steps" in err[0]
+    assert _run_json(out) == saved
+
+
+def test_a_run_from_before_a_new_field_resumes(straight_cli, tmp_path, monkeypatch, capsys):
+    """A run from before `stagger_episodes` recorded the field neither in run.json nor
+    in its checkpoints' manifests. It ran in lock-step, and resumes so when told."""
+    use_toy_env(monkeypatch)
+    out = str(tmp_path / "run")
+    shutil.copytree(straight_cli, out)
+    shutil.rmtree(os.path.join(out, "checkpoints", "6"))
+    saved = _run_json(out)
+    del saved["config"]["stagger_episodes"]
+    with open(os.path.join(out, "run.json"), "w") as f:
+        json.dump(saved, f)
+    manifest_path = os.path.join(out, "checkpoints", "4", ckpt_lib.MANIFEST)
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    del manifest["run"]["config"]["stagger_episodes"]
+    with open(manifest_path, "wb") as f:
+        f.write(ckpt_lib._canonical(manifest))  # pylint: disable=protected-access
+    rc, err = _cli([*TOY_ARGS, "--out", out, "--resume"], capsys)
+    assert rc == 2 and "stagger_episodes False != True" in err[0], err
+    lock_step = [*TOY_ARGS, "--set", "stagger_episodes=False"]
+    rc, err = _cli([*lock_step, "--out", out, "--resume"], capsys)
+    assert rc == 0, err
+    assert any(line.startswith("resume: from checkpoint 4 in ") for line in err), err
+    # Staggering shapes only the first reset: chunks 5 and 6 are the straight run's.
+    assert _metrics(out) == _metrics(straight_cli)

@@ -27,6 +27,7 @@ import glob
 import json
 import os
 import shutil
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -85,26 +86,33 @@ def write_manifest(step_dir: str, step: int, run: dict, struct: list, meta: dict
     write_atomic(os.path.join(step_dir, MANIFEST), _canonical(manifest))
 
 
-def _differences(saved: dict, current: dict) -> list[str]:
+Differences = Callable[[dict, dict], list[str]]
+
+
+def run_differences(saved: dict, current: dict) -> list[str]:
     """'key saved != current' for each top-level or config entry that differs."""
     diffs = []
     for key in sorted(set(saved) | set(current)):
         old, new = saved.get(key), current.get(key)
         if isinstance(old, dict) and isinstance(new, dict):
-            diffs += _differences(old, new)
+            diffs += run_differences(old, new)
         elif old != new:
             diffs.append(f"{key} {old!r} != {new!r}")
     return diffs
 
 
-def verify(step_dir: str, step: int, run: dict, struct: list) -> dict:
+def verify(
+    step_dir: str, step: int, run: dict, struct: list, differences: Differences = run_differences
+) -> dict:
     """Checks checkpoint ``step`` against its manifest, ``run`` and ``struct``.
 
     Args:
       step_dir: the checkpoint's directory.
       step: its step number (the directory's name).
-      run: what the manifest's run must equal (env, agent, seed, config).
+      run: what the manifest's run must match (env, agent, seed, config).
       struct: the train state's ``structure``.
+      differences: ``(manifest's run, run) -> ["what differs", ...]``; empty
+        when the checkpoint belongs to the run. Default: any entry that differs.
 
     Returns:
       The manifest; its ``meta`` is the checkpoint's metadata.
@@ -144,7 +152,7 @@ def verify(step_dir: str, step: int, run: dict, struct: list) -> dict:
             )
         if found[rel][1] != listed[rel][1]:
             raise CheckpointError(f"{where}: contents differ from the manifest (sha256)", step=step)
-    diffs = _differences(manifest["run"], run)
+    diffs = differences(manifest["run"], run)
     if diffs:
         raise CheckpointError(f"{step_dir}: from another run ({'; '.join(diffs)})", "foreign", step)
     if manifest["structure"] != struct:
@@ -165,13 +173,14 @@ def steps_on_disk(directory: str) -> list[int]:
 
 
 def newest_intact(
-    directory: str, run: dict, struct: list
+    directory: str, run: dict, struct: list, differences: Differences = run_differences
 ) -> tuple[int | None, dict | None, list[CheckpointError]]:
     """The newest checkpoint that passes ``verify``, its manifest, and those rejected before it."""
     rejected = []
     for step in steps_on_disk(directory):
+        step_dir = os.path.join(directory, str(step))
         try:
-            return step, verify(os.path.join(directory, str(step)), step, run, struct), rejected
+            return step, verify(step_dir, step, run, struct, differences), rejected
         except CheckpointError as e:
             rejected.append(e)
     return None, None, rejected

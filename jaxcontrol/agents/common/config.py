@@ -138,3 +138,8 @@ class OffPolicyConfig:
                 f"{self.n_step + 1} rows of num_envs = {self.num_envs} transitions, "
                 f"got {self.replay_capacity}"
             )
+
+    def budget_fixed_by(self) -> str | None:
+        """Why training depends on ``total_env_steps`` (None: it does not, and a
+        resumed run may be given a larger budget). Nothing here is scheduled over it."""
+        return None

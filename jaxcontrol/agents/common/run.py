@@ -87,7 +87,9 @@ def _set_aside(run_dir: str, error: ckpt_lib.CheckpointError) -> str:
     return target
 
 
-def _resume_point(run_dir: str, run: dict, struct: list) -> dict | None:
+def _resume_point(
+    run_dir: str, run: dict, struct: list, differences: ckpt_lib.Differences
+) -> dict | None:
     """The manifest of the checkpoint to resume from (None: start afresh), saying why.
 
     Checkpoints newer than it were rejected; they are moved aside, so a resumed
@@ -98,7 +100,7 @@ def _resume_point(run_dir: str, run: dict, struct: list) -> dict | None:
         damaged or another run's (not merely cut short).
     """
     directory = os.path.join(run_dir, "checkpoints")
-    step, manifest, rejected = ckpt_lib.newest_intact(directory, run, struct)
+    step, manifest, rejected = ckpt_lib.newest_intact(directory, run, struct, differences)
     if step is None and any(e.kind != "incomplete" for e in rejected):
         raise ckpt_lib.CheckpointError(
             f"no intact checkpoint to resume from: {'; '.join(map(str, rejected))}; "
@@ -112,6 +114,25 @@ def _resume_point(run_dir: str, run: dict, struct: list) -> dict | None:
         else:
             print(f"resume: from checkpoint {step} in {directory}", file=sys.stderr)
     return manifest
+
+
+def _check_chunks(learner: Learner, meta: dict, directory: str) -> None:
+    """Refuses a checkpoint whose chunks held other env steps than ``learner``'s.
+
+    A run's budget may change on resume (an extended run), but not how it is cut:
+    chunk k must end at the same env step as before, or the metrics and the
+    schedule would no longer line up.
+    """
+    chunks, env_steps = int(meta["chunks"]), int(meta["env_steps"])
+    expected = learner.env_steps_at_init + chunks * learner.env_steps_per_chunk
+    if env_steps != expected:
+        raise ckpt_lib.CheckpointError(
+            f"{directory}/{chunks}: its {chunks} chunks ended at env step {env_steps}, "
+            f"this run's would end at {expected} (chunks of {learner.env_steps_per_chunk} "
+            "env steps): the run was cut into chunks differently; start a new run",
+            "foreign",
+            chunks,
+        )
 
 
 def _metrics_prefix(path: str, meta: dict) -> bytes:
@@ -153,6 +174,7 @@ def train_loop(
     progress: bool = True,
     on_chunk: Callable[[int, dict], None] | None = None,
     run_info: dict | None = None,
+    run_differences: ckpt_lib.Differences = ckpt_lib.run_differences,
 ) -> tuple[Any, dict]:
     """Runs (or resumes) all chunks of a learner, checkpointing as it goes.
 
@@ -166,6 +188,8 @@ def train_loop(
       on_chunk: optional callback(chunk_index, metrics_line), for tests.
       run_info: the run's identity (env, agent, seed, config), recorded in each
         checkpoint and required of the one resumed from; default ``{"seed": seed}``.
+      run_differences: how a checkpoint's recorded identity is compared with
+        ``run_info`` (``checkpoint.verify``); default: entry by entry.
 
     Returns:
       The final train state and the last checkpoint's metadata.
@@ -185,7 +209,7 @@ def train_loop(
     # In a multi-host run only process 0 writes metrics (all hold the same values).
     main_process = jax.process_index() == 0
     metrics_path = os.path.join(run_dir, "metrics.jsonl")
-    manifest = _resume_point(run_dir, run, struct) if resume else None
+    manifest = _resume_point(run_dir, run, struct, run_differences) if resume else None
     prefix = b""
     if manifest is not None and main_process:
         prefix = _metrics_prefix(metrics_path, manifest["meta"])
@@ -195,6 +219,7 @@ def train_loop(
     start_chunk, wall_before, last_saved = 0, 0.0, None
     if manifest is not None:
         last_saved = manifest["step"]
+        _check_chunks(learner, manifest["meta"], checkpointer.directory)
         state, meta = checkpointer.restore_state(last_saved, ckpt_lib.abstract_like(state))
         start_chunk, wall_before = int(meta["chunks"]), float(meta["wall_seconds"])
     if main_process:

@@ -85,3 +85,10 @@ class PPOConfig:
         check_numbers(self)
         if (self.num_envs * self.unroll_length) % self.num_minibatches:
             raise ValueError("num_envs * unroll_length must be divisible by num_minibatches")
+
+    def budget_fixed_by(self) -> str | None:
+        """Why training depends on ``total_env_steps`` (None: it does not, and a
+        resumed run may be given a larger budget)."""
+        if self.anneal_learning_rate:
+            return "anneal_learning_rate decays the step size to 0 over that budget"
+        return None
