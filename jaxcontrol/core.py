@@ -179,6 +179,12 @@ class Env:
 
         return self._cached("initial_data", build)
 
+    def _carried(self, data: mjx.Data) -> mjx.Data:
+        """What a `State` keeps of `data`: all of it on MJX; on C, no constraint rows."""
+        if self.backend == "mujoco":
+            return cpu_physics.without_constraint_rows(data)
+        return data
+
     def _cached(self, name, build):
         key = (name, bool(jax.config.jax_enable_x64))
         if key not in self._cache:
@@ -215,7 +221,7 @@ class Env:
             with jax.ensure_compile_time_eval():  # concrete even when first used under jit
                 zeros = functools.partial(jax.tree.map, lambda s: jnp.zeros(s.shape, s.dtype))
                 return State(
-                    data=self._initial_data(),
+                    data=self._carried(self._initial_data()),
                     observation=zeros(observation),
                     reward=jnp.zeros((), dtype),
                     discount=jnp.zeros((), dtype),
@@ -297,7 +303,7 @@ class Env:
         physics = dataclasses.replace(physics, data=data)
         dtype = _float_dtype()
         return State(
-            data=data,
+            data=self._carried(data),
             observation=self.task.get_observation(physics, variables),
             reward=jnp.zeros((), dtype),
             discount=jnp.ones((), dtype),

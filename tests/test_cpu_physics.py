@@ -128,6 +128,23 @@ def test_contact_tests_are_cs_own_ncon(monkeypatch):
     jax.eval_shape(jax.vmap(env.reset), jax.random.split(jax.random.key(1), 4))
 
 
+def test_states_carry_no_constraint_rows(cartpole):
+    """C keeps its own constraint and contact rows: a State carries none of MJX's,
+    from a reset, a step, `set_state` or `blank_state` (dog's were 12 MB)."""
+    state = jax.jit(cartpole.reset)(jax.random.key(0))
+    stepped = jax.jit(cartpole.step)(state, jnp.ones(cartpole.action_spec().shape))
+    placed = jax.jit(cartpole.set_state)(state, stepped.data.qpos, stepped.data.qvel)
+    for carried in (state, stepped, placed, cartpole.blank_state()):
+        assert carried.data._impl.efc_J.shape == (0, 2)
+    assert jax.tree.structure(state) == jax.tree.structure(stepped)
+    # What a reset starts from keeps them, for a rejection sampler's MJX collision.
+    assert cartpole._initial_data()._impl.efc_J.shape == (1, 2)  # the slider's limit
+    data = jaxcontrol.load("cheetah", "run", backend="mujoco")._initial_data()
+    whole, cut = data._impl, cpu_physics.without_constraint_rows(data)._impl
+    assert whole.contact.dist.shape[0] > 0 and whole.efc_J.shape[0] > 0
+    assert cut.contact.dist.shape == (0,) and cut.efc_J.shape[0] == 0
+
+
 def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="unknown backend 'c'; valid backends: mjx, mujoco"):
         jaxcontrol.load("cartpole", "swingup", backend="c")
