@@ -15,7 +15,8 @@ For each task and batch size this measures, in one process:
   the same loop over `jax.vmap` of Playground's port's `step`, on MJX's JAX
   implementation. Its ports change the physics (control and physics steps,
   solver caps), so `playground_model` names those beside its speed;
-* compile time: ahead-of-time compilation of each loop (`lower().compile()`).
+* compile time: ahead-of-time compilation of each loop (`lower().compile()`;
+  ours, raw and the reset compile side by side in threads).
 
 Each compiled call scans about `--env-steps` environment steps (batch x scan
 length, at most `--steps` steps): humanoid at batch 1024 takes seconds per
@@ -37,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import csv
 import datetime
@@ -176,11 +178,28 @@ def _timed(fn, calls: int = 1) -> float:
     return (time.perf_counter() - t0) / calls
 
 
-def compile_ahead(fn, *args) -> tuple[object, float]:
-    """`fn` compiled for `args` without running it, and the seconds that took."""
-    t0 = time.perf_counter()
-    compiled = fn.lower(*args).compile()
-    return compiled, time.perf_counter() - t0
+def compile_side_by_side(fns: dict[str, tuple]) -> tuple[dict, dict[str, float]]:
+    """Compiles `{name: (fn, *args)}` ahead of time, each in its own thread.
+
+    Tracing and lowering hold the GIL and run one after another; XLA's compile
+    releases it, so the compiles overlap on a many-core host (on a GPU the
+    largest models take minutes each). Returns the executables and each one's
+    seconds, lowering plus compiling (wall time, so overlapping compiles slow
+    one another)."""
+    lowered, seconds = {}, {}
+    for name, (fn, *args) in fns.items():
+        t0 = time.perf_counter()
+        lowered[name] = fn.lower(*args)
+        seconds[name] = time.perf_counter() - t0
+
+    def compile_one(name):
+        t0 = time.perf_counter()
+        compiled = lowered[name].compile()
+        return compiled, time.perf_counter() - t0
+
+    with concurrent.futures.ThreadPoolExecutor(len(lowered)) as pool:
+        done = dict(zip(lowered, pool.map(compile_one, lowered)))
+    return {n: c for n, (c, _) in done.items()}, {n: seconds[n] + t for n, (_, t) in done.items()}
 
 
 def _renice_threads(niceness: int) -> bool:
@@ -247,21 +266,21 @@ def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace, peer=No
     key = jax.random.key(0)
     keys = jax.random.split(key, batch)
     steps = scan_length(batch, args)
-    compiled, compile_s, inputs = {}, {}, {}
+    inputs = {}
     states = jax.eval_shape(jax.vmap(env.reset), keys)
     fns = {
-        "ours": (make_rollout(env.step, batch, steps, low, high), states),
-        "raw": (make_rollout(raw_step_fn(env), batch, steps, low, high), states.data),
+        "ours": (make_rollout(env.step, batch, steps, low, high), states, key),
+        "raw": (make_rollout(raw_step_fn(env), batch, steps, low, high), states.data, key),
+        "reset": (jax.jit(jax.vmap(env.reset)), keys),
     }
     if peer is not None:
         # Playground's reset takes a raw uint32 key pair.
         peer_keys = jax.random.split(jax.random.PRNGKey(0), batch)
         peer_states = jax.eval_shape(jax.vmap(peer.reset), peer_keys)
-        fns["playground"] = (make_rollout(peer.step, batch, steps, low, high), peer_states)
-    for name, (fn, shapes) in fns.items():
-        compiled[name], compile_s[name] = compile_ahead(fn, shapes, key)
-    reset = jax.jit(jax.vmap(env.reset)).lower(keys).compile()
-    peer_reset = jax.jit(jax.vmap(peer.reset)).lower(peer_keys).compile() if peer else None
+        fns["playground"] = (make_rollout(peer.step, batch, steps, low, high), peer_states, key)
+        fns["peer_reset"] = (jax.jit(jax.vmap(peer.reset)), peer_keys)
+    compiled, compile_s = compile_side_by_side(fns)
+    reset, peer_reset = compiled.pop("reset"), compiled.pop("peer_reset", None)
     with exclusive(args.lock):
         inputs["ours"] = reset(keys)
         inputs["raw"] = inputs["ours"].data

@@ -8,7 +8,7 @@
 #
 # Usage: bash benchmarks/throughput_parallel.sh JOBS OUT_CSV WORKERS [throughput.py options...]
 #   JOBS: one job per line, "TASK BATCH [BATCH...]"; jobs start in file order, so list the
-#   slowest first. OUT_CSV gets every job's rows (also those of jobs stopped part way);
+#   slowest first. A task may have several lines (one per batch size runs them side by side). OUT_CSV gets every job's rows (also those of jobs stopped part way);
 #   per-job CSVs and logs stay in OUT_CSV.d/. Set PYTHON to choose the interpreter, and
 #   SECONDS_LIMIT to stop the jobs after that long (the rows measured so far are kept).
 set -uo pipefail
@@ -20,10 +20,11 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false  # the processes share the device's m
 mkdir -p "$TP_DIR"
 # shellcheck disable=SC2016  # expanded by the inner shell
 grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$jobs_file" | timeout "${SECONDS_LIMIT:-0}" xargs -P "$workers" -L 1 sh -c '
-  task=$0
+  task=$0 job=$0
+  for batch in "$@"; do job="$job-$batch"; done  # a task may have several lines
   nice -n 10 "$TP_PYTHON" "$TP_SCRIPT" --tasks "$task" --batch-sizes "$@" --lock "$TP_DIR/lock" \
-    --csv "$TP_DIR/$task.csv" $TP_OPTIONS >"$TP_DIR/$task.log" 2>&1 \
-    || echo "$task: exit $? (see $TP_DIR/$task.log)"
+    --csv "$TP_DIR/$job.csv" $TP_OPTIONS >"$TP_DIR/$job.log" 2>&1 \
+    || echo "$job: exit $? (see $TP_DIR/$job.log)"
 '
 "$TP_PYTHON" - "$out" "$TP_DIR" <<'PY'
 import glob, os, sys
