@@ -16,9 +16,13 @@ The counts, per task:
   at a terminal state (discount < 1);
 * the largest |qvel| seen, a hint of a near-divergence.
 
-Each task's result is written to `--out/TASK.json`; a task whose record
-already holds `--steps` steps on the same backend is skipped, so a stopped run
-goes on where it was. `--table` prints the Markdown table of the records.
+Each task's record, `--out/TASK.json`, is rewritten after every chunk, so a
+stopped soak keeps what it counted. A task whose record already holds
+`--steps` steps is skipped; a shorter record of the same run settings
+(backend, dtype, envs, chunk, seed) is resumed: its counts go on from where
+they stopped, from fresh resets (the episodes under way when it stopped are
+not counted, and each resumed segment draws its own keys). A larger `--steps`
+extends a finished record the same way. `--table` prints the Markdown table.
 
 Examples:
   python benchmarks/soak.py --tasks all --backend mujoco --out soak_records
@@ -106,46 +110,86 @@ def make_chunk(env: jaxcontrol.Env, num_envs: int, steps: int):
     return chunk
 
 
-def soak_task(name: str, args: argparse.Namespace) -> dict:
-    """Soaks one task for `args.steps` environment steps; returns its record."""
-    env = jaxcontrol.load(*split_name(name), backend=args.backend)
-    chunk = make_chunk(env, args.envs, args.chunk)
-    key = jax.random.key(args.seed)
+# A record is resumed only by a run with the same settings.
+RUN_SETTINGS = ("backend", "dtype", "envs", "chunk", "seed")
+
+
+def segment_keys(seed: int, segment: int) -> tuple[jax.Array, jax.Array]:
+    """(reset key, step key) of a soak's `segment`-th run. Segment 0 has the keys of
+    an uninterrupted soak; each resumed segment draws its own."""
+    key = jax.random.key(seed)
+    if segment:
+        key = jax.random.fold_in(key, segment)
     reset_key, key = jax.random.split(key)
-    start = time.perf_counter()
-    states = jax.jit(jax.vmap(env.reset))(jax.random.split(reset_key, args.envs))
-    totals = dict.fromkeys(COUNTS, 0) | {"qvel_max": 0.0}
-    done, compile_s, calls = 0, None, 0
-    while done < args.steps:
-        key, chunk_key = jax.random.split(key)
-        states, counts = chunk(states, chunk_key)
-        counts = jax.device_get(counts)
-        if compile_s is None:
-            compile_s = time.perf_counter() - start
-            run_start = time.perf_counter()
-        for count in COUNTS:
-            totals[count] += int(counts[count])
-        totals["qvel_max"] = max(totals["qvel_max"], float(counts["qvel_max"]))
-        done += args.envs * args.chunk
-        calls += 1
-        if args.verbose:
-            print(f"  {name}: {done:.3g} steps {totals}", file=sys.stderr, flush=True)
-    run_s = time.perf_counter() - run_start
-    # The first call (compile included) is not timed; its steps are counted.
-    timed_steps = (calls - 1) * args.envs * args.chunk
+    return reset_key, key
+
+
+def run_settings(args: argparse.Namespace) -> dict:
+    dtype = "float64" if jax.config.jax_enable_x64 else "float32"
     return {
-        "task": name,
         "backend": args.backend,
-        "dtype": "float64" if jax.config.jax_enable_x64 else "float32",
+        "dtype": dtype,
         "envs": args.envs,
         "chunk": args.chunk,
         "seed": args.seed,
-        "steps": done,
-        **totals,
-        "compile_s": round(compile_s, 1),
-        "steps_per_s": round(timed_steps / run_s) if timed_steps else None,
-        "machine": machine_info(),
     }
+
+
+def soak_task(name: str, args: argparse.Namespace, earlier: dict | None = None, save=None) -> dict:
+    """Soaks one task up to `args.steps` environment steps; returns its record.
+
+    `earlier` is a stopped soak's record of the same settings, which this one
+    continues; `save(record)` is called with the record so far after every chunk.
+    """
+    env = jaxcontrol.load(*split_name(name), backend=args.backend)
+    chunk = make_chunk(env, args.envs, args.chunk)
+    record = {
+        "task": name,
+        **run_settings(args),
+        "steps": 0,
+        **dict.fromkeys(COUNTS, 0),
+        "qvel_max": 0.0,
+        "compile_s": None,
+        "timed_steps": 0,
+        "run_s": 0.0,
+        "segments": 0,
+    }
+    if earlier is not None:
+        record |= {k: v for k, v in earlier.items() if k in record}
+        if "timed_steps" not in earlier:  # written before records were resumable
+            record["timed_steps"] = earlier["steps"] - args.envs * args.chunk
+            record["run_s"] = record["timed_steps"] / earlier["steps_per_s"]
+            record["segments"] = 1
+    reset_key, key = segment_keys(args.seed, record["segments"])
+    record["segments"] += 1
+    record["machine"] = machine_info()
+    start = time.perf_counter()
+    states = jax.jit(jax.vmap(env.reset))(jax.random.split(reset_key, args.envs))
+    first = True
+    while record["steps"] < args.steps:
+        key, chunk_key = jax.random.split(key)
+        t0 = time.perf_counter()
+        states, counts = chunk(states, chunk_key)
+        counts = jax.device_get(counts)
+        # The first call of each segment (compile included) is not timed; its steps count.
+        if first:
+            record["compile_s"] = record["compile_s"] or round(time.perf_counter() - start, 1)
+        else:
+            record["timed_steps"] += args.envs * args.chunk
+            record["run_s"] += time.perf_counter() - t0
+        first = False
+        for count in COUNTS:
+            record[count] += int(counts[count])
+        record["qvel_max"] = max(record["qvel_max"], float(counts["qvel_max"]))
+        record["steps"] += args.envs * args.chunk
+        timed = record["timed_steps"]
+        record["steps_per_s"] = round(timed / record["run_s"]) if timed else None
+        if save is not None:
+            save(record)
+        if args.verbose:
+            shown = {k: record[k] for k in (*COUNTS, "qvel_max")}
+            print(f"  {name}: {record['steps']:.3g} steps {shown}", file=sys.stderr, flush=True)
+    return record
 
 
 def read_records(out: pathlib.Path) -> list[dict]:
@@ -203,15 +247,30 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.backend = args.backend or cpu_physics.default_backend()
     out.mkdir(parents=True, exist_ok=True)
+    settings = run_settings(args)
     for name in expand_tasks(args.tasks):
         path = out / f"{name}.json"
-        if path.exists():
-            old = json.loads(path.read_text())
-            if old["backend"] == args.backend and old["steps"] >= args.steps:
-                print(f"{name}: done ({old['steps']:.3g} steps), skipped", flush=True)
+        earlier = json.loads(path.read_text()) if path.exists() else None
+        if earlier is not None:
+            differ = [k for k in RUN_SETTINGS if earlier.get(k) != settings[k]]
+            if differ:
+                print(
+                    f"{name}: the record's {', '.join(differ)} differ: starting afresh", flush=True
+                )
+                earlier = None
+            elif earlier["steps"] >= args.steps:
+                print(f"{name}: done ({earlier['steps']:.3g} steps), skipped", flush=True)
                 continue
-        record = soak_task(name, args)
-        path.write_text(json.dumps(record, indent=1) + "\n")
+            else:
+                print(f"{name}: resuming at {earlier['steps']:.3g} steps", flush=True)
+
+        def save(record, path=path):
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(record, indent=1) + "\n")
+            os.replace(tmp, path)
+
+        record = soak_task(name, args, earlier, save)
+        save(record)
         print(
             f"{name}: {record['steps']:.3g} steps, non-finite {record['nonfinite']}, "
             f"diverged {record['diverged']}, episodes {record['episodes']} "

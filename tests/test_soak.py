@@ -39,3 +39,57 @@ def test_a_divergence_is_counted_and_restarted(soak, backend, tmp_path, monkeypa
     after, counts = chunk(after, jax.random.key(2))
     assert int(counts["episodes"]) == 4 and int(counts["diverged"]) == 0
     assert np.asarray(after.step).tolist() == [1, 0, 1, 1]  # restarted at steps 5, 5, 5, 5
+
+
+def test_a_stopped_soak_resumes_and_counts_on(soak, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = ["--tasks", "pendulum-swingup", "--backend", "mujoco", "--envs", "2", "--chunk", "5"]
+    argv += ["--out", str(tmp_path)]
+    record_path = tmp_path / "pendulum-swingup.json"
+    saves = []
+
+    def save_then_stop(record):
+        (tmp_path / "pendulum-swingup.json").write_text(soak.json.dumps(record))
+        saves.append(record["steps"])
+        if len(saves) == 2:
+            raise KeyboardInterrupt  # stopped after two chunks (20 steps), its record kept
+
+    monkeypatch.setattr(soak, "soak_task", _with_save(soak.soak_task, save_then_stop))
+    with pytest.raises(KeyboardInterrupt):
+        soak.main(argv + ["--steps", "40"])
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    stopped = soak.json.loads(record_path.read_text())
+    assert (stopped["steps"], stopped["segments"], stopped["timed_steps"]) == (20, 1, 10)
+
+    soak.main(argv + ["--steps", "40"])
+    resumed = soak.json.loads(record_path.read_text())
+    # Each segment's first (compiling) chunk is counted but not timed.
+    assert (resumed["steps"], resumed["segments"], resumed["timed_steps"]) == (40, 2, 20)
+    assert resumed["nonfinite"] == resumed["diverged"] == resumed["episodes"] == 0
+    assert resumed["qvel_max"] >= stopped["qvel_max"]
+    assert resumed["compile_s"] == stopped["compile_s"]
+    soak.main(argv + ["--steps", "40"])  # done: skipped, record untouched
+    assert soak.json.loads(record_path.read_text()) == resumed
+    # Other settings do not resume it.
+    soak.main(argv[:-4] + ["--envs", "4", "--chunk", "5", "--out", str(tmp_path), "--steps", "20"])
+    afresh = soak.json.loads(record_path.read_text())
+    assert (afresh["steps"], afresh["segments"], afresh["envs"]) == (20, 1, 4)
+
+
+def test_resumed_segments_draw_their_own_keys(soak):
+    whole = jax.random.split(jax.random.key(3))
+    assert all(
+        np.array_equal(jax.random.key_data(a), jax.random.key_data(b))
+        for a, b in zip(soak.segment_keys(3, 0), whole)
+    )
+    first, second = soak.segment_keys(3, 1)[0], soak.segment_keys(3, 2)[0]
+    assert not np.array_equal(jax.random.key_data(first), jax.random.key_data(second))
+    assert not np.array_equal(jax.random.key_data(first), jax.random.key_data(whole[0]))
+
+
+def _with_save(soak_task, save):
+    def wrapped(name, args, earlier=None, _save=None):
+        return soak_task(name, args, earlier, save)
+
+    return wrapped
