@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Throughput rows on a lent GPU (the `device` tool), in one call.
+#
+# Here, once per session, from the project's root (PYTHON: an interpreter with dm-control):
+#   PYTHON=.venv/bin/python bash benchmarks/device_throughput.sh prepare
+# puts mujoco, mujoco-mjx and dm-env wheels into .whl/, and dm_control's dog meshes (7 MB
+# compressed; the GPU image has no dm-control) into .lease/, both ignored by git. Then one
+# device run, with carry [".whl", ".lease"]:
+#   JOBS=benchmarks/throughput_jobs_gpu_large.txt WORKERS=3 LIMIT=480 \
+#     bash benchmarks/device_throughput.sh
+# LIMIT (seconds) stops the jobs; the rows measured by then land in $OUT/throughput.csv and
+# every job's log in $OUT/logs.tar.gz. Set XLA_FLAGS to measure compiler settings.
+set -uo pipefail
+if [ "${1:-}" = prepare ]; then
+  bash ../shared/device/fetch-wheels.sh dm-env dm-tree wrapt attrs || exit
+  grep -qxF '/.lease/' .git/info/exclude || echo '/.lease/' >> .git/info/exclude
+  mkdir -p .lease
+  site=$("${PYTHON:-python3}" -c 'import dm_control, pathlib; print(pathlib.Path(dm_control.__file__).parents[1])') || exit
+  tar -C "$site" -cJf .lease/dog_assets.tar.xz dm_control/suite/dog_assets && du -sh .whl .lease
+  exit
+fi
+t0=$SECONDS
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl || exit 2
+# A bare dm_control folder on the path is found as a namespace package by mjcf.dog.asset_dir.
+mkdir -p /tmp/dmc && tar -C /tmp/dmc -xJf .lease/dog_assets.tar.xz || exit 2
+export PYTHONPATH=/tmp/site:/tmp/dmc:$PWD MUJOCO_GL=disable PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 - <<'PY' || exit 3
+import jax
+import jaxcontrol
+
+assert jax.default_backend() == "gpu", jax.devices()
+jaxcontrol.load("dog", "stand")
+print("jax", jax.__version__, jax.devices(), "- the dog model loads")
+PY
+echo "setup took $((SECONDS - t0)) s"
+SECONDS_LIMIT=${LIMIT:-480} PYTHON=python3 bash benchmarks/throughput_parallel.sh \
+  "${JOBS:-benchmarks/throughput_jobs_gpu_large.txt}" /tmp/tp/throughput.csv "${WORKERS:-3}" \
+  --steps 50 --env-steps 51200 --seconds 0.3 --repeats 2 --dm-steps 0
+cp /tmp/tp/throughput.csv "$OUT/"
+tar -C /tmp/tp -czf "$OUT/logs.tar.gz" throughput.csv.d
+echo "done after $((SECONDS - t0)) s"
