@@ -162,6 +162,7 @@ def soak_task(name: str, args: argparse.Namespace, earlier: dict | None = None, 
             record["segments"] = 1
     reset_key, key = segment_keys(args.seed, record["segments"])
     record["segments"] += 1
+    record["target"] = int(args.steps)
     record["machine"] = machine_info()
     start = time.perf_counter()
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(reset_key, args.envs))
@@ -206,8 +207,11 @@ def to_markdown(records: list[dict]) -> str:
     ]
     for r in records:
         rate = f"{r['steps_per_s']:,}" if r["steps_per_s"] else "—"
+        steps = f"{r['steps']:.2g}"
+        if r["steps"] < r.get("target", 0):
+            steps += f" of {r['target']:.2g} (stopped)"
         lines.append(
-            f"| {r['task']} | {r['backend']} | {r['envs']} | {r['steps']:.2g} "
+            f"| {r['task']} | {r['backend']} | {r['envs']} | {steps} "
             f"| {r['episodes']:,} ({r['terminal']:,}) | {r['diverged']} | {r['nonfinite']} "
             f"| {r['qvel_max']:.3g} | {rate} | {r['machine']['date']} |"
         )

@@ -61,6 +61,7 @@ def test_a_stopped_soak_resumes_and_counts_on(soak, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     stopped = soak.json.loads(record_path.read_text())
     assert (stopped["steps"], stopped["segments"], stopped["timed_steps"]) == (20, 1, 10)
+    assert "| 20 of 40 (stopped) |" in soak.to_markdown([stopped])
 
     soak.main(argv + ["--steps", "40"])
     resumed = soak.json.loads(record_path.read_text())
@@ -69,6 +70,7 @@ def test_a_stopped_soak_resumes_and_counts_on(soak, tmp_path, monkeypatch):
     assert resumed["nonfinite"] == resumed["diverged"] == resumed["episodes"] == 0
     assert resumed["qvel_max"] >= stopped["qvel_max"]
     assert resumed["compile_s"] == stopped["compile_s"]
+    assert "| 40 |" in soak.to_markdown([resumed])
     soak.main(argv + ["--steps", "40"])  # done: skipped, record untouched
     assert soak.json.loads(record_path.read_text()) == resumed
     # Other settings do not resume it.
