@@ -273,8 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             tmp.write_text(json.dumps(record, indent=1) + "\n")
             os.replace(tmp, path)
 
-        record = soak_task(name, args, earlier, save)
-        save(record)
+        record = soak_task(name, args, earlier, save)  # saved after every chunk
         print(
             f"{name}: {record['steps']:.3g} steps, non-finite {record['nonfinite']}, "
             f"diverged {record['diverged']}, episodes {record['episodes']} "

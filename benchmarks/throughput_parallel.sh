@@ -8,8 +8,9 @@
 #
 # Usage: bash benchmarks/throughput_parallel.sh JOBS OUT_CSV WORKERS [throughput.py options...]
 #   JOBS: one job per line, "TASK BATCH [BATCH...]"; jobs start in file order, so list the
-#   slowest first. A task may have several lines (one per batch size runs them side by side). OUT_CSV gets every job's rows (also those of jobs stopped part way);
-#   per-job CSVs and logs stay in OUT_CSV.d/. Set PYTHON to choose the interpreter, and
+#   slowest first. A task may have several lines (one per batch size runs them side by
+#   side). OUT_CSV gets every job's rows (also those of jobs stopped part way); per-job
+#   CSVs and logs stay in OUT_CSV.d/. Set PYTHON to choose the interpreter, and
 #   SECONDS_LIMIT to stop the jobs after that long (the rows measured so far are kept).
 set -uo pipefail
 jobs_file=$1 out=$2 workers=$3
