@@ -11,7 +11,8 @@ alternating (`throughput.time_interleaved`):
   environment with its own fields (what users run);
 * **shared**: the same states with `model_fields` emptied, so every
   environment reads the compiled model's values (the model stays unbatched);
-* **raw**: stock `mjx.step` on the same model (`throughput.raw_step_fn`).
+* **raw**: stock `mjx.step` on the model with the first environment's fields
+  written in (`throughput.raw_step_fn`, `throughput.episode_model`).
 
 fields/shared is the cost of the mechanism; fields/raw is the issue's ours/raw.
 
@@ -45,7 +46,8 @@ def bench(env: jaxcontrol.Env, batch: int, args: argparse.Namespace) -> dict:
     shared = states.replace(model_fields={})
     steps = throughput.scan_length(batch, args)
     ours = throughput.make_rollout(env.step, batch, steps, low, high)
-    raw = throughput.make_rollout(throughput.raw_step_fn(env), batch, steps, low, high)
+    model = throughput.episode_model(env, states)
+    raw = throughput.make_rollout(throughput.raw_step_fn(env, model), batch, steps, low, high)
     times = throughput.time_interleaved(
         {
             "fields": lambda: ours(states, key),

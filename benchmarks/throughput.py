@@ -8,7 +8,11 @@ For each task and batch size this measures, in one process:
   `n_sub_steps` times, `ctrl` set from the same actions) on the same
   `env.mjx_model`. It skips what our step adds (position sync, observation,
   reward, termination and the divergence check), so it is the upper limit and
-  ours/raw is what our dm_control semantics cost;
+  ours/raw is what our dm_control semantics cost. Where a task writes model
+  fields at every reset, raw steps the model with the first environment's
+  values written in (`episode_model`): the physics of a real episode, not the
+  compiled placeholder (quadruped-escape's compiled terrain is flat, and XLA
+  folds a constant flat terrain away);
 * **dm_control**: one `dm_control.suite` env stepped in Python with random
   actions (the peer; batch size 1 by nature);
 * **playground** (with `--playground`, where MuJoCo Playground ports the task):
@@ -59,6 +63,7 @@ import numpy as np
 from mujoco import mjx
 
 import jaxcontrol
+from jaxcontrol.physics import Physics
 
 try:  # run as a script: benchmarks/ is on sys.path
     import playground_peer
@@ -143,6 +148,18 @@ def raw_step_fn(env: jaxcontrol.Env, model: mjx.Model | None = None):
         return data
 
     return step
+
+
+def episode_model(env: jaxcontrol.Env, states) -> mjx.Model:
+    """`env.mjx_model` with the first environment's per-episode model fields applied.
+
+    `states` is a batch of states from `jax.vmap(env.reset)`. Tasks without such
+    fields get `env.mjx_model` itself."""
+    fields = {name: value[0] for name, value in states.model_fields.items()}
+    if not fields:
+        return env.mjx_model
+    first = jax.tree.map(lambda x: x[0], states.data)
+    return Physics.create(env.mjx_model, first, env.names, fields).model
 
 
 def make_rollout(step, batch: int, steps: int, low, high):
@@ -267,12 +284,21 @@ def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace, peer=No
     keys = jax.random.split(key, batch)
     steps = scan_length(batch, args)
     inputs = {}
-    states = jax.eval_shape(jax.vmap(env.reset), keys)
+    reset = jax.jit(jax.vmap(env.reset))
+    states = jax.eval_shape(reset, keys)
+    model, first = env.mjx_model, None
+    if env.task.episode_model_fields:
+        # raw steps an episode's model (`episode_model`), so the reset runs first.
+        compiled_reset = reset.lower(keys).compile()
+        with exclusive(args.lock):
+            first = jax.block_until_ready(compiled_reset(keys))
+        model = episode_model(env, first)
     fns = {
         "ours": (make_rollout(env.step, batch, steps, low, high), states, key),
-        "raw": (make_rollout(raw_step_fn(env), batch, steps, low, high), states.data, key),
-        "reset": (jax.jit(jax.vmap(env.reset)), keys),
+        "raw": (make_rollout(raw_step_fn(env, model), batch, steps, low, high), states.data, key),
     }
+    if first is None:
+        fns["reset"] = (reset, keys)
     if peer is not None:
         # Playground's reset takes a raw uint32 key pair.
         peer_keys = jax.random.split(jax.random.PRNGKey(0), batch)
@@ -280,9 +306,9 @@ def bench_jax(env: jaxcontrol.Env, batch: int, args: argparse.Namespace, peer=No
         fns["playground"] = (make_rollout(peer.step, batch, steps, low, high), peer_states, key)
         fns["peer_reset"] = (jax.jit(jax.vmap(peer.reset)), peer_keys)
     compiled, compile_s = compile_side_by_side(fns)
-    reset, peer_reset = compiled.pop("reset"), compiled.pop("peer_reset", None)
+    reset, peer_reset = compiled.pop("reset", None), compiled.pop("peer_reset", None)
     with exclusive(args.lock):
-        inputs["ours"] = reset(keys)
+        inputs["ours"] = reset(keys) if first is None else first
         inputs["raw"] = inputs["ours"].data
         if peer is not None:
             inputs["playground"] = peer_reset(peer_keys)

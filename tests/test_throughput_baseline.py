@@ -1,0 +1,38 @@
+"""The throughput benchmark's raw MJX baseline (benchmarks/throughput.py) steps the
+physics of a real episode: per-episode model fields are written into its model."""
+
+import importlib
+import pathlib
+
+import jax
+import numpy as np
+import pytest
+
+import jaxcontrol
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture
+def throughput(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module("throughput")
+
+
+def test_raw_steps_the_first_episodes_model(throughput):
+    env = jaxcontrol.load("reacher", "easy")
+    states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 3))
+    model = throughput.episode_model(env, states)
+    target = env.mj_model.geom("target").id
+    first = np.asarray(states.model_fields["geom_pos"][0, target])
+    assert not np.allclose(first, np.asarray(env.mjx_model.geom_pos[target]))
+    np.testing.assert_array_equal(np.asarray(model.geom_pos[target]), first)
+    np.testing.assert_array_equal(
+        np.asarray(model.geom_size), np.asarray(states.model_fields["geom_size"][0])
+    )
+
+
+def test_tasks_without_episode_fields_keep_the_compiled_model(throughput):
+    env = jaxcontrol.load("cartpole", "swingup")
+    states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 2))
+    assert throughput.episode_model(env, states) is env.mjx_model
