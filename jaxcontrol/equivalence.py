@@ -300,7 +300,7 @@ def mjx_step_from(env: Env, transitions: Sequence[Transition]) -> tuple[State, S
     return tuple(jax.tree.map(lambda *xs: jnp.stack(xs), *states) for states in zip(*pairs))
 
 
-def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
+def raw_mjx_step_from(env: Env, transitions: Sequence[Transition], at_start: bool = False):
     """Raw MJX: stock `mjx.step` (x n_sub_steps) from each start state's data.
 
     The model is ours (identical to dm_control's) with the start's model fields
@@ -311,6 +311,9 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
     data after `mjx.kinematics` and the task's `sync` (`mj_step1`, as dm_control
     ends a step). Where MJX's own contacts differ from C's (height fields: four
     contacts a pair), contact forces and the sensors that read them differ too.
+    With `at_start`, also the observations of the start states themselves:
+    stock `mjx.forward` with actuation off (dm_control's `after_reset`), and
+    rangefinders that see height fields, as the task's `sync` casts them.
     """
     mj_model = compat.to_mjx_compatible(env.mj_model)
     dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
@@ -321,6 +324,7 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
     qpos = np.zeros((len(transitions), env.mj_model.nq))
     qvel = np.zeros((len(transitions), env.mj_model.nv))
     observations: dict[str, np.ndarray] = {}
+    start_observations: dict[str, np.ndarray] = {}
 
     blank = compat.put_data(mj_model, mujoco.MjData(mj_model))
 
@@ -334,7 +338,8 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
                 for k, v in start.model_fields.items()
                 if k in physics_lib.APPLIED_MODEL_FIELDS
             }
-            data = _raw_data(blank, start, dtype).replace(ctrl=jnp.asarray(action, dtype))
+            start_data = _raw_data(blank, start, dtype)
+            data = start_data.replace(ctrl=jnp.asarray(action, dtype))
             stepped = model.replace(**leaves)
             # A scan, so that the step compiles once, not n_sub_steps times.
             data, _ = jax.lax.scan(
@@ -343,7 +348,16 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
             physics = Physics.create(stepped, mjx.kinematics(stepped, data), env.names)
             physics = dataclasses.replace(physics, data=env.task.sync(physics))
             variables = {k: jnp.asarray(v) for k, v in start.variables.items()}
-            return data.qpos, data.qvel, env.task.get_observation(physics, variables)
+            observed = (data.qpos, data.qvel, env.task.get_observation(physics, variables))
+            if not at_start:
+                return observed
+            flags = stepped.opt.disableflags | mujoco.mjtDisableBit.mjDSBL_ACTUATION
+            quiet = stepped.tree_replace({"opt.disableflags": flags})
+            first = Physics.create(stepped, mjx.forward(quiet, start_data), env.names)
+            first = dataclasses.replace(
+                first, data=physics_lib.rangefinders_with_height_fields(first)
+            )
+            return observed + (env.task.get_observation(first, variables),)
 
         return jax.jit(jax.vmap(run))
 
@@ -353,11 +367,14 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition]):
             getattr(mj_model, name)[:] = first.model_fields[name]
         starts = _stack([transitions[i].start for i in indices])
         actions = _stack([transitions[i].action for i in indices])
-        q, v, obs = stepper(compat.put_model(mj_model))(starts, actions)
+        q, v, *obs = stepper(compat.put_model(mj_model))(starts, actions)
         qpos[indices], qvel[indices] = np.asarray(q), np.asarray(v)
-        for key, value in obs.items():
-            observations.setdefault(key, np.zeros((len(transitions), *value.shape[1:])))
-            observations[key][indices] = np.asarray(value)
+        for gathered, group in zip((observations, start_observations), obs):
+            for key, value in group.items():
+                gathered.setdefault(key, np.zeros((len(transitions), *value.shape[1:])))
+                gathered[key][indices] = np.asarray(value)
+    if at_start:
+        return qpos, qvel, observations, start_observations
     return qpos, qvel, observations
 
 
@@ -559,7 +576,7 @@ def step_parity(
         dm_first = _stack([transitions[i].start_observation[key] for i in resets])
         ours[f"reset_obs/{key}"] = _worst(first.observation[key][resets], dm_first, relative)
 
-    raw_report = raw_step_parity(env, transitions, relative) if raw else {}
+    raw_report = raw_step_parity(env, transitions, relative, ours) if raw else {}
     path = CpuPath(env)
     worst = collections.defaultdict(float)
     for t in transitions:
@@ -576,10 +593,24 @@ def step_parity(
     return dict(ours), cpu, raw_report
 
 
-def raw_step_parity(env: Env, transitions: Sequence[Transition], relative: bool = False) -> dict:
+def raw_step_parity(
+    env: Env, transitions: Sequence[Transition], relative: bool = False, ours: dict | None = None
+) -> dict:
     """Stock `mjx.step`'s worst differences from dm_control after one step (qpos,
-    qvel and `obs/KEY`), as `step_parity` measures ours."""
-    raw_qpos, raw_qvel, raw_obs = raw_mjx_step_from(env, transitions)
+    qvel and `obs/KEY`), as `step_parity` measures ours.
+
+    Where `ours` (`step_parity`'s) has a `reset_obs/KEY` over the one-step target,
+    raw MJX's observations of the same reset states are measured too
+    (`raw_mjx_step_from`'s `at_start`): a state at a contact's knife edge
+    (quadruped-fetch's toes, on dm_control's floor to 1e-16 m, and 1.5e-8 m into
+    it once rounded to float32) gives stock MJX the same contact force.
+    """
+    dtype = "float64" if jax.config.jax_enable_x64 else "float32"
+    at_start = any(
+        k.startswith("reset_obs/") and not v <= ONE_STEP_TARGET[dtype]
+        for k, v in (ours or {}).items()
+    )
+    raw_qpos, raw_qvel, raw_obs, *start_obs = raw_mjx_step_from(env, transitions, at_start)
     dm_obs = _stack([t.observation for t in transitions])
     report = {
         "qpos": _worst(raw_qpos, _stack([t.next_qpos for t in transitions]), relative),
@@ -587,6 +618,10 @@ def raw_step_parity(env: Env, transitions: Sequence[Transition], relative: bool 
     }
     for key in transitions[0].observation:
         report[f"obs/{key}"] = _worst(raw_obs[key], dm_obs[key], relative)
+    resets = [i for i, t in enumerate(transitions) if t.start.step == 0]
+    for key in start_obs[0] if start_obs else ():
+        dm_first = _stack([transitions[i].start_observation[key] for i in resets])
+        report[f"reset_obs/{key}"] = _worst(start_obs[0][key][resets], dm_first, relative)
     return report
 
 

@@ -747,7 +747,11 @@ def render(records: list[dict[str, Any]]) -> str:
             "error if larger. Float32: relative to each quantity's scale, target 1e-4, or 10x raw "
             "MJX's own (relative) error if larger. An observation that raw MJX itself misses by "
             "more (contact forces where MJX's contacts differ from C's) is held to 10x raw MJX's "
-            "error in it, named after the tolerance."
+            "error in it, named after the tolerance. So is the observation of a reset state "
+            "(`reset_obs/`), where ours misses the target there: raw MJX's is stock `mjx.forward` "
+            "of the same state with actuation off, as dm_control's reset ends (quadruped-fetch's "
+            "toes rest on the floor to 1e-16 m; rounded to float32 they are 1.5e-8 m in, and "
+            "stock MJX's contact forces there carry the body's weight just as ours do)."
         ),
         (
             f"- **Episode**: a 1000-step float64 episode under a smooth action sequence (amplitude "

@@ -41,7 +41,7 @@ def _one_step_float64(task, backend):
         raw = {}
         if max(ours.values()) > equivalence.ONE_STEP_TARGET["float64"]:
             # Only where ours misses the target: is the difference MJX's own?
-            raw = equivalence.raw_step_parity(env, transitions)
+            raw = equivalence.raw_step_parity(env, transitions, ours=ours)
     return ours, cpu, raw
 
 
@@ -67,6 +67,20 @@ def test_one_step_float64(task, request):
     assert set(ours) == _expected_keys(task, backend)
     _assert_within(ours, raw, "MJX")
     _assert_within(cpu, {}, "CPU path")  # C MuJoCo on our model: 1e-9, whatever MJX does
+
+
+def test_raw_mjx_observes_reset_states_only_where_ours_misses_them():
+    """Raw MJX's observation of dm_control's reset states (stock `mjx.forward`, actuation
+    off), measured where ours misses the target there: it equals dm_control's."""
+    env = jaxcontrol.load("pendulum", "swingup")
+    transitions = equivalence.reference_transitions(env, 9, steps_between=4)
+    keys = {f"reset_obs/{k}" for k in env.observation_spec()}
+    plain = equivalence.raw_step_parity(env, transitions, relative=True)
+    assert not keys & set(plain)
+    ours = {"reset_obs/velocity": 1.0, "qpos": 0.0}
+    raw = equivalence.raw_step_parity(env, transitions, relative=True, ours=ours)
+    assert keys <= set(raw) and max(raw[k] for k in keys) < 1e-6, raw
+    assert {k: raw[k] for k in plain} == plain
 
 
 def test_raw_mjx_own_error_sets_an_observation_tolerance():
