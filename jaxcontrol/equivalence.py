@@ -307,13 +307,14 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition], at_start: boo
     in place. Fields that MJX keeps static (e.g. `wrap_prm`) are compiled into
     the model, so states are grouped by their values of those fields.
 
-    Returns qpos, qvel and the observations: our task code reading stock MJX's
-    data after `mjx.kinematics` and the task's `sync` (`mj_step1`, as dm_control
-    ends a step). Where MJX's own contacts differ from C's (height fields: four
+    Returns qpos, qvel, the observations and the start states' observations.
+    The observations are our task code reading stock MJX's data after
+    `mjx.kinematics` and the task's `sync` (`mj_step1`, as dm_control ends a
+    step). Where MJX's own contacts differ from C's (height fields: four
     contacts a pair), contact forces and the sensors that read them differ too.
-    With `at_start`, also the observations of the start states themselves:
-    stock `mjx.forward` with actuation off (dm_control's `after_reset`), and
-    rangefinders that see height fields, as the task's `sync` casts them.
+    The start states' observations are measured only with `at_start` (else
+    empty): stock `mjx.forward` with actuation off (dm_control's `after_reset`),
+    and rangefinders that see height fields, as the task's `sync` casts them.
     """
     mj_model = compat.to_mjx_compatible(env.mj_model)
     dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
@@ -373,9 +374,7 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition], at_start: boo
             for key, value in group.items():
                 gathered.setdefault(key, np.zeros((len(transitions), *value.shape[1:])))
                 gathered[key][indices] = np.asarray(value)
-    if at_start:
-        return qpos, qvel, observations, start_observations
-    return qpos, qvel, observations
+    return qpos, qvel, observations, start_observations
 
 
 class CpuPath:
@@ -610,7 +609,7 @@ def raw_step_parity(
         k.startswith("reset_obs/") and not v <= ONE_STEP_TARGET[dtype]
         for k, v in (ours or {}).items()
     )
-    raw_qpos, raw_qvel, raw_obs, *start_obs = raw_mjx_step_from(env, transitions, at_start)
+    raw_qpos, raw_qvel, raw_obs, start_obs = raw_mjx_step_from(env, transitions, at_start)
     dm_obs = _stack([t.observation for t in transitions])
     report = {
         "qpos": _worst(raw_qpos, _stack([t.next_qpos for t in transitions]), relative),
@@ -619,9 +618,9 @@ def raw_step_parity(
     for key in transitions[0].observation:
         report[f"obs/{key}"] = _worst(raw_obs[key], dm_obs[key], relative)
     resets = [i for i, t in enumerate(transitions) if t.start.step == 0]
-    for key in start_obs[0] if start_obs else ():
+    for key in start_obs:
         dm_first = _stack([transitions[i].start_observation[key] for i in resets])
-        report[f"reset_obs/{key}"] = _worst(start_obs[0][key][resets], dm_first, relative)
+        report[f"reset_obs/{key}"] = _worst(start_obs[key][resets], dm_first, relative)
     return report
 
 
