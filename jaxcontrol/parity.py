@@ -150,7 +150,7 @@ def resets(env: Env, seed: int = 3) -> dict[str, Any]:
     more strongly, in the larger second ones. Both stages stay in the record.
     """
     keys = jax.random.split(jax.random.key(11), RESETS_OURS)
-    ours = equivalence.reset_samples(equivalence.batched_reset(env, keys))
+    ours = equivalence.chunked_reset_samples(env, keys)
     ref = equivalence.reference_resets(env, RESETS_REFERENCE, seed)
     piece = _ks_piece(ours, ref)
     piece["names_match"] = sorted(ours) == sorted(ref)
@@ -183,11 +183,8 @@ def _ks_piece(ours: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> dict[s
 def _confirm_resets(env: Env, names: list[str], seed: int) -> dict[str, Any]:
     """The second stage of `resets`: the named quantities on fresh, larger samples."""
     keys = jax.random.split(jax.random.key(12), CONFIRM_BATCHES * RESETS_OURS)
-    batches = [
-        equivalence.reset_samples(equivalence.batched_reset(env, chunk))
-        for chunk in keys.reshape(CONFIRM_BATCHES, RESETS_OURS)
-    ]
-    ours = {name: np.concatenate([batch[name] for batch in batches]) for name in names}
+    ours = equivalence.chunked_reset_samples(env, keys)
+    ours = {name: ours[name] for name in names}
     ref = equivalence.reference_resets(env, CONFIRM_REFERENCE, seed)
     return {**_ks_piece(ours, {name: ref[name] for name in names}), "seed": seed}
 

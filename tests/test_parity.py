@@ -149,8 +149,7 @@ def _fake_resets(monkeypatch, shift_first: float, shift_all: float):
         rng = np.random.default_rng(seed)
         return {"qpos": rng.random((n, 3)) + shift, "qvel": np.zeros((n, 2))}
 
-    monkeypatch.setattr(equivalence, "batched_reset", ours)
-    monkeypatch.setattr(equivalence, "reset_samples", lambda samples: samples)
+    monkeypatch.setattr(equivalence, "chunked_reset_samples", ours)
     monkeypatch.setattr(equivalence, "reference_resets", reference)
     env = type("FakeEnv", (), {"default_model_fields": lambda self: {}})()
     return parity.resets(env), calls
@@ -180,6 +179,29 @@ def test_a_reset_miss_is_tested_again_on_larger_fresh_samples(monkeypatch):
     assert parity.reset_pvalues(piece)["qpos"] == piece["confirmation"]["min_pvalue"]["qpos"]
     assert parity.reset_pvalues(piece)["qpos"] < 1e-6
     assert parity.missed_targets({"resets": piece}, ["resets"])
+
+
+def test_resets_are_sampled_in_chunks_that_fit_the_memory_bound(monkeypatch):
+    """dog's 1024 reset states would take 12 GB at once: `parity.resets` draws them
+    a bounded chunk at a time, padded to whole chunks, equal to one batch of all."""
+    env = jaxcontrol.load("reacher", "easy")  # variables and per-episode model fields
+    keys = jax.random.split(jax.random.key(4), 7)
+    whole = equivalence.reset_samples(equivalence.batched_reset(env, keys))
+    sizes = []
+    batched_reset = equivalence.batched_reset
+
+    def counted(env, chunk):
+        sizes.append(len(chunk))
+        return batched_reset(env, chunk)
+
+    monkeypatch.setattr(equivalence, "batched_reset", counted)
+    bound = 3 * equivalence.state_bytes(env) + 1
+    chunked = equivalence.chunked_reset_samples(env, keys, max_bytes=bound)
+    assert sizes == [3, 3, 3]  # 7 keys padded to 9: one compiled shape
+    assert sorted(chunked) == sorted(whole) and {"geom_pos", "qpos"} <= set(whole)
+    for name, value in whole.items():
+        np.testing.assert_array_equal(chunked[name], value, err_msg=name)
+    assert len(equivalence.chunked_reset_samples(env, keys[:2], max_bytes=bound)["qpos"]) == 2
 
 
 # ----- full tier -------------------------------------------------------------------------
