@@ -256,21 +256,25 @@ def reference_transitions(
 
 
 def reference_resets(env: Env, n: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """qpos, qvel, task variables and model fields of `n` dm_control resets, stacked."""
+    """qpos, qvel, actuator states (where the model has them), task variables and
+    model fields of `n` dm_control resets, stacked."""
     dm_env = reference_for(env, seed)
     resets = []
     for _ in range(n):
         dm_env.reset()
         s = DmState.capture(env, dm_env)
-        resets.append({"qpos": s.qpos, "qvel": s.qvel, **s.variables, **s.model_fields})
+        act = {"act": s.act} if s.act.size else {}
+        resets.append({"qpos": s.qpos, "qvel": s.qvel, **act, **s.variables, **s.model_fields})
     return _stack(resets)
 
 
 def reset_samples(states: State) -> dict[str, np.ndarray]:
     """The same quantities as `reference_resets`, from a batch of our resets."""
+    act = states.data.act
     return {
         "qpos": np.asarray(states.data.qpos),
         "qvel": np.asarray(states.data.qvel),
+        **({"act": np.asarray(act)} if act.shape[-1] else {}),
         **{k: np.asarray(v) for k, v in states.variables.items()},
         **{k: np.asarray(v) for k, v in states.model_fields.items()},
     }

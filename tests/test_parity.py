@@ -186,7 +186,11 @@ def test_resets_are_sampled_in_chunks_that_fit_the_memory_bound(monkeypatch):
     a bounded chunk at a time, padded to whole chunks, equal to one batch of all."""
     env = jaxcontrol.load("reacher", "easy")  # variables and per-episode model fields
     keys = jax.random.split(jax.random.key(4), 7)
-    whole = equivalence.reset_samples(equivalence.batched_reset(env, keys))
+    states = equivalence.batched_reset(env, keys)
+    whole = equivalence.reset_samples(states)
+    assert "act" not in whole  # no actuator states; dog's and quadruped's are compared
+    stateful = states.replace(data=states.data.replace(act=np.ones((7, 2), np.float32)))
+    np.testing.assert_array_equal(equivalence.reset_samples(stateful)["act"], 1.0)
     sizes = []
     batched_reset = equivalence.batched_reset
 
