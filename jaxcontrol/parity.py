@@ -759,8 +759,10 @@ def render(records: list[dict[str, Any]]) -> str:
             "against the measurement."
         ),
         (
-            f"- **Resets**: two-sample KS tests per state coordinate and per-episode quantity, "
-            f"{RESETS_OURS} of our resets against {RESETS_REFERENCE} of dm_control's; target p > "
+            "- **Resets**: two-sample KS tests per state coordinate (qpos, qvel, and the actuator "
+            "states where a model has them: dog's 38 random activations; compared since "
+            "2026-11-27, so quadruped's records, whose 12 stay at zero, lack them) and per-episode "
+            f"quantity, {RESETS_OURS} of our resets against {RESETS_REFERENCE} of dm_control's; target p > "
             f"{KS_THRESHOLD:g} for every coordinate of the state and of the task's variables; a "
             f"per-episode model field (escape's terrain: 40,401 columns) is held to it "
             f"family-wise (its smallest p times its column count). A quantity that misses is "
