@@ -760,8 +760,8 @@ def render(records: list[dict[str, Any]]) -> str:
         ),
         (
             "- **Resets**: two-sample KS tests per state coordinate (qpos, qvel, and the actuator "
-            "states where a model has them: dog's 38 random activations; compared since "
-            "2026-11-27, so quadruped's records, whose 12 stay at zero, lack them) and per-episode "
+            "states where a model has them: dog's 38 random activations, quadruped's 12, which "
+            "stay at zero in both) and per-episode "
             f"quantity, {RESETS_OURS} of our resets against {RESETS_REFERENCE} of dm_control's; target p > "
             f"{KS_THRESHOLD:g} for every coordinate of the state and of the task's variables; a "
             f"per-episode model field (escape's terrain: 40,401 columns) is held to it "
