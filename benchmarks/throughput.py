@@ -114,6 +114,7 @@ def machine_info() -> dict[str, str]:
         "mujoco": mujoco.__version__,
         "python": platform.python_version(),
         "date": datetime.date.today().isoformat(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
     }
 
 
