@@ -231,6 +231,22 @@ def test_per_episode_model_fields_apply_per_environment():
         np.testing.assert_allclose(batched.data.qvel[i], data.qvel, rtol=1e-5, atol=1e-6)
 
 
+def test_model_copies_fall_back_to_the_whole_model_when_a_rebuild_differs():
+    env = jaxcontrol.load("quadruped", "escape", backend="mujoco")
+    assert cpu_physics._engine(env).copyable_model().nbuffer < env.mj_model.nbuffer / 50
+
+    def heavier():
+        model = env.task.make_model()
+        model.body_mass[1] *= 2
+        return model
+
+    engine = cpu_physics.Engine(env.mj_model, env.n_sub_steps, make_model=heavier)
+    with pytest.warns(UserWarning, match="body_mass.*copies the whole model"):
+        assert engine.copyable_model() is engine.model
+    bare = cpu_physics.Engine(env.mj_model, env.n_sub_steps)  # nothing to rebuild with
+    assert bare.copyable_model() is bare.model
+
+
 @pytest.mark.parametrize(
     "sensed_task",
     [("quadruped", "escape"), ("hopper", "hop")],
@@ -240,11 +256,16 @@ def test_substeps_without_sensors_change_no_bit(sensed_task):
     """A control step's substeps but the last skip the sensors, which feed nothing back:
     states and sensordata equal C MuJoCo's `mj_step` n times then `mj_step1`, bit for bit.
     quadruped-escape has rangefinders on a heightfield of each environment's own (the
-    per-model path), an accelerometer and force-torque sensors; hopper, touch sensors."""
+    per-model path, whose copies are built without textures), an accelerometer and
+    force-torque sensors; hopper, touch sensors. The references step the Env's own
+    textured model."""
     env = jaxcontrol.load(*sensed_task, backend="mujoco")
     model = compat.to_mjx_compatible(env.mj_model)
     assert model.nsensor and env.n_sub_steps > 1
-    engine = cpu_physics.Engine(env.mj_model, env.n_sub_steps, threads=2)
+    engine = cpu_physics.Engine(
+        env.mj_model, env.n_sub_steps, threads=2, make_model=env.task.make_model
+    )
+    assert model.ntex and not engine.copyable_model().ntex
     rng = np.random.default_rng(0)
     n, fields = 3, {}
     if model.nhfield:

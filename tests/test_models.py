@@ -101,6 +101,35 @@ def test_model_matches_dm_control(case):
     assert compare.compare_models(ours, ref) == []
 
 
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_model_without_textures_differs_only_in_textures(case):
+    """The C backend's per-environment model copies are built without textures
+    (`mjcf.common.without_textures`): everything physics reads is unchanged."""
+    domain, kwargs = case
+    textured = mjcf.build(domain, **kwargs)
+    with mjcf.common.without_textures():
+        lean = mjcf.build(domain, **kwargs)
+    assert textured.ntex and not lean.ntex and lean.nbuffer < textured.nbuffer
+    assert compare.compare_models(lean, textured, ignore=compare.TEXTURE_FIELDS) == []
+    differ = compare.compare_models(lean, textured)
+    assert any(d.startswith("tex_data") for d in differ)
+    assert all(d.startswith(compare.TEXTURE_FIELDS) or "mjOBJ_TEXTURE" in d for d in differ)
+    assert mjcf.build(domain, **kwargs).ntex == textured.ntex  # only inside the context
+
+
+def test_ignoring_texture_fields_still_compares_physics_and_names():
+    ref = _reference("cartpole", (("num_poles", 1),))
+    model = copy.deepcopy(ref)
+    _nudge(model.body_mass, 1)
+    model.geom_matid[0] = -1
+    diffs = compare.compare_models(model, ref, ignore=compare.TEXTURE_FIELDS)
+    assert [d.split(":")[0] for d in diffs] == ["body_mass", "geom_matid"], diffs
+    spec = mjcf.cartpole.make_spec()
+    spec.body("pole_1").name = "stick"
+    renamed = compare.compare_models(spec.compile(), ref, ignore=compare.TEXTURE_FIELDS)
+    assert any("names of mjOBJ_BODY" in d for d in renamed), renamed
+
+
 def test_required_fields_are_compared():
     fields = set(compare.compared_fields(mjcf.build("point_mass")))
     assert set(compare.REQUIRED_FIELDS) <= fields

@@ -91,4 +91,4 @@ def make_spec() -> mujoco.MjSpec:
 
 def make_model() -> mujoco.MjModel:
     """Returns the compiled acrobot model."""
-    return make_spec().compile()
+    return common.compile_spec(make_spec())

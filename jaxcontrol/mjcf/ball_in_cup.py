@@ -102,4 +102,4 @@ def make_spec() -> mujoco.MjSpec:
 
 def make_model() -> mujoco.MjModel:
     """Returns the compiled ball-in-cup model."""
-    return make_spec().compile()
+    return common.compile_spec(make_spec())

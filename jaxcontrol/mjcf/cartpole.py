@@ -115,4 +115,4 @@ def make_spec(num_poles: int = 1) -> mujoco.MjSpec:
 
 def make_model(num_poles: int = 1) -> mujoco.MjModel:
     """Returns the compiled cart-pole model with `num_poles` poles."""
-    return make_spec(num_poles).compile()
+    return common.compile_spec(make_spec(num_poles))

@@ -153,6 +153,6 @@ def make_spec() -> mujoco.MjSpec:
 
 def make_model() -> mujoco.MjModel:
     """Returns the compiled cheetah model, its total mass scaled to dm_control's 14 kg."""
-    model = make_spec().compile()
+    model = common.compile_spec(make_spec())
     common.set_total_mass(model, _TOTAL_MASS)
     return model

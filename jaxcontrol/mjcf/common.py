@@ -6,7 +6,14 @@ share (through their common includes), added to an `MjSpec` in code.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 import mujoco
+
+# False inside `without_textures()`.
+_TEXTURES = contextvars.ContextVar("jaxcontrol_mjcf_textures", default=True)
 
 # Material name -> rgba. Insertion order is material id order (after "grid").
 MATERIAL_RGBA: dict[str, tuple[float, float, float, float]] = {
@@ -90,6 +97,38 @@ def new_spec(model_name: str) -> mujoco.MjSpec:
     spec.modelname = model_name
     add_common_assets(spec)
     return spec
+
+
+@contextlib.contextmanager
+def without_textures() -> Iterator[None]:
+    """Within it, the domains' `make_model`s compile without textures.
+
+    Physics never reads a texture, but the suite's skybox alone is 11.5 MB of every
+    model. The C backend's per-environment model copies (fields that
+    `mujoco.batch` cannot expand, such as quadruped-escape's terrain) are made from
+    such a model; `compare.compare_models(..., ignore=compare.TEXTURE_FIELDS)`
+    proves it equal to the textured one in everything else.
+    """
+    token = _TEXTURES.set(False)
+    try:
+        yield
+    finally:
+        _TEXTURES.reset(token)
+
+
+def compile_spec(spec: mujoco.MjSpec) -> mujoco.MjModel:
+    """Compiles `spec`, first dropping its textures inside `without_textures()`.
+
+    Every domain's `make_model` compiles through this. Dropping a texture clears
+    the materials' references to it; nothing else changes.
+    """
+    if not _TEXTURES.get():
+        for texture in list(spec.textures):
+            spec.delete(texture)
+        for material in spec.materials:
+            for role in range(len(material.textures)):
+                material.textures[role] = ""
+    return spec.compile()
 
 
 def set_total_mass(model: mujoco.MjModel, total_mass: float) -> None:

@@ -23,6 +23,23 @@ import numpy as np
 # every field, texture pixels (tex_data) included, can be made bit-identical.
 IGNORED_FIELDS: dict[str, str] = {}
 
+# Field-name prefixes that compiling without textures (`common.without_textures`)
+# changes: the textures, the materials' references to them, the names and paths
+# buffers (texture names and files are stored before later objects' ones; the
+# names themselves are still compared per object) and the model's hash.
+TEXTURE_FIELDS: tuple[str, ...] = (
+    "tex_",
+    "ntex",
+    "mat_texid",
+    "name_",
+    "names",
+    "nnames",
+    "npaths",
+    "paths",
+    "nbuffer",
+    "signature",
+)
+
 # Named object types, each with the MjModel size field that counts them.
 NAMED_OBJECTS: dict[mujoco.mjtObj, str] = {
     mujoco.mjtObj.mjOBJ_BODY: "nbody",
@@ -230,7 +247,12 @@ def compared_fields(model: mujoco.MjModel) -> list[str]:
     return [k for k, _ in _leaf_fields("", model) if k not in IGNORED_FIELDS]
 
 
-def compare_models(ours: mujoco.MjModel, ref: mujoco.MjModel, atol: float = 0.0) -> list[str]:
+def compare_models(
+    ours: mujoco.MjModel,
+    ref: mujoco.MjModel,
+    atol: float = 0.0,
+    ignore: tuple[str, ...] = (),
+) -> list[str]:
     """Compares two compiled models field by field.
 
     Args:
@@ -238,6 +260,9 @@ def compare_models(ours: mujoco.MjModel, ref: mujoco.MjModel, atol: float = 0.0)
         ref: The reference model (e.g. dm_control's).
         atol: Absolute tolerance for float fields (rtol is always 0). The
             default 0 demands bit-identical values.
+        ignore: prefixes of (dotted) field names not to compare, such as
+            `TEXTURE_FIELDS`; a named object type whose count field is ignored
+            has its names skipped too.
 
     Returns:
         Human-readable mismatches, each `field: ours != ref`. An empty list
@@ -245,8 +270,14 @@ def compare_models(ours: mujoco.MjModel, ref: mujoco.MjModel, atol: float = 0.0)
     """
     out: list[str] = []
     fields_ours = dict(_leaf_fields("", ours))
-    fields_ref = {k: v for k, v in _leaf_fields("", ref) if k not in IGNORED_FIELDS}
-    missing = [f for f in REQUIRED_FIELDS if f not in fields_ref]
+    fields_ref = {
+        k: v
+        for k, v in _leaf_fields("", ref)
+        if k not in IGNORED_FIELDS and not (ignore and k.startswith(ignore))
+    }
+    missing = [
+        f for f in REQUIRED_FIELDS if f not in fields_ref and not (ignore and f.startswith(ignore))
+    ]
     if missing:
         out.append(f"required fields not found, not compared: {missing}")
 
@@ -257,7 +288,9 @@ def compare_models(ours: mujoco.MjModel, ref: mujoco.MjModel, atol: float = 0.0)
         if fields_ours.get(name) != fields_ref[name]:
             out.append(f"{name}: {fields_ours.get(name)} != {fields_ref[name]}")
 
-    for objtype in NAMED_OBJECTS:
+    for objtype, count in NAMED_OBJECTS.items():
+        if ignore and count.startswith(ignore):
+            continue
         names_ours, names_ref = _names(ours, objtype), _names(ref, objtype)
         if names_ours != names_ref:
             out.append(f"names of {objtype.name}: {names_ours} != {names_ref}")

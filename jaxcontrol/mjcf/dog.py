@@ -932,4 +932,4 @@ def make_spec(floor_size: float = DEFAULT_FLOOR_SIZE, remove_ball: bool = True) 
 
 def make_model(floor_size: float = DEFAULT_FLOOR_SIZE, remove_ball: bool = True) -> mujoco.MjModel:
     """Returns the compiled dog model (see `make_spec`)."""
-    return make_spec(floor_size, remove_ball).compile()
+    return common.compile_spec(make_spec(floor_size, remove_ball))

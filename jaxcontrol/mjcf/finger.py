@@ -183,4 +183,4 @@ def make_spec() -> mujoco.MjSpec:
 
 def make_model() -> mujoco.MjModel:
     """Returns the compiled finger model."""
-    return make_spec().compile()
+    return common.compile_spec(make_spec())

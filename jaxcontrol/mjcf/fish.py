@@ -220,4 +220,4 @@ def make_spec() -> mujoco.MjSpec:
 
 def make_model() -> mujoco.MjModel:
     """Returns the compiled fish model."""
-    return make_spec().compile()
+    return common.compile_spec(make_spec())

@@ -391,4 +391,4 @@ def make_spec() -> mujoco.MjSpec:
 
 def make_model() -> mujoco.MjModel:
     """Returns the compiled humanoid_CMU model."""
-    return make_spec().compile()
+    return common.compile_spec(make_spec())

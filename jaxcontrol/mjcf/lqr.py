@@ -153,4 +153,5 @@ def make_model(
     _check_sizes(n_bodies, n_actuators)
     if not isinstance(random, np.random.RandomState):
         random = np.random.RandomState(random)
-    return make_spec(n_bodies, n_actuators, *draw_joint_parameters(n_bodies, random)).compile()
+    joints = draw_joint_parameters(n_bodies, random)
+    return common.compile_spec(make_spec(n_bodies, n_actuators, *joints))

@@ -440,4 +440,4 @@ def make_spec(use_peg: bool = False, insert: bool = False) -> mujoco.MjSpec:
 
 def make_model(use_peg: bool = False, insert: bool = False) -> mujoco.MjModel:
     """Returns the compiled manipulator model with the props of the given task."""
-    return make_spec(use_peg, insert).compile()
+    return common.compile_spec(make_spec(use_peg, insert))

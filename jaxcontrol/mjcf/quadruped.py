@@ -363,4 +363,4 @@ def make_model(
     walls_and_ball: bool = False,
 ) -> mujoco.MjModel:
     """Returns the compiled quadruped model (see `make_spec`)."""
-    return make_spec(floor_size, terrain, rangefinders, walls_and_ball).compile()
+    return common.compile_spec(make_spec(floor_size, terrain, rangefinders, walls_and_ball))

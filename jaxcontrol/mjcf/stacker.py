@@ -12,7 +12,7 @@ import operator
 
 import mujoco
 
-from jaxcontrol.mjcf import manipulator
+from jaxcontrol.mjcf import common, manipulator
 
 BOX_X = (0.5, 0.4, 0.3, 0.2)  # each box's x position (and its slide's ref)
 MAX_BOXES = len(BOX_X)
@@ -48,4 +48,4 @@ def make_spec(n_boxes: int) -> mujoco.MjSpec:
 
 def make_model(n_boxes: int = 2) -> mujoco.MjModel:
     """Returns the compiled stacker model with `n_boxes` boxes."""
-    return make_spec(n_boxes).compile()
+    return common.compile_spec(make_spec(n_boxes))

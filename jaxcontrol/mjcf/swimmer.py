@@ -219,4 +219,4 @@ def make_spec(n_links: int = 6) -> mujoco.MjSpec:
 
 def make_model(n_links: int = 6) -> mujoco.MjModel:
     """Returns the compiled swimmer model with `n_links` links."""
-    return make_spec(n_links).compile()
+    return common.compile_spec(make_spec(n_links))
