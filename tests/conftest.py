@@ -18,6 +18,9 @@ import os
 # MuJoCo reads MUJOCO_GL once, at import: software OpenGL (osmesa) where libOSMesa is
 # installed, so the rendering tests run headless; else no GL (they are skipped).
 os.environ.setdefault("MUJOCO_GL", "osmesa" if ctypes.util.find_library("OSMesa") else "disable")
+# The command line's default persistent compilation cache is in the user's home; the
+# tests that want one point it at their own folder.
+os.environ.setdefault("JAXCONTROL_COMPILE_CACHE", "none")
 
 import jax
 import pytest
