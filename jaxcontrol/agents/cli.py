@@ -234,6 +234,13 @@ def use_compile_cache(directory: str | None) -> str | None:
         )
     if directory.lower() == "none":
         return None
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if not os.access(directory, os.W_OK):
+            raise PermissionError("not writable")
+    except OSError as e:
+        print(f"warning: no compilation cache: {directory!r}: {e}", file=sys.stderr)
+        return None
     if directory != jax.config.jax_compilation_cache_dir:
         jax.config.update("jax_compilation_cache_dir", directory)
         compilation_cache.reset_cache()  # a cache JAX already looked for is found again

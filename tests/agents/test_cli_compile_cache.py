@@ -11,7 +11,7 @@ from jaxcontrol.agents import cli
 
 
 @pytest.fixture
-def fresh_cache_config(tmp_path):
+def fresh_cache_config():
     """No cache configured (as in a fresh process), then the test process's own again."""
     yield from _persistent_cache(None)
 
@@ -35,22 +35,34 @@ def cache_events():
     jax.monitoring.unregister_event_listener(listen)
 
 
-def test_the_cache_directory_is_the_flags_then_jaxs_then_ours(fresh_cache_config, monkeypatch):
+def test_the_cache_directory_is_the_flags_then_jaxs_then_ours(
+    fresh_cache_config, tmp_path, monkeypatch
+):
     monkeypatch.delenv("JAXCONTROL_COMPILE_CACHE", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", "/x")
-    assert cli.use_compile_cache(None) == os.path.join("/x", "jaxcontrol", "xla")
-    monkeypatch.setenv("JAXCONTROL_COMPILE_CACHE", "/ours")
-    assert cli.use_compile_cache("/flag") == "/flag"
-    assert jax.config.jax_compilation_cache_dir == "/flag"
-    assert cli.use_compile_cache(None) == "/flag"  # set already (JAX_COMPILATION_CACHE_DIR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cli.use_compile_cache(None) == os.path.join(tmp_path, "jaxcontrol", "xla")
     jax.config.update("jax_compilation_cache_dir", None)
-    assert cli.use_compile_cache(None) == "/ours"
+    flag, ours = str(tmp_path / "flag"), str(tmp_path / "ours")
+    assert cli.use_compile_cache(flag) == flag
+    assert jax.config.jax_compilation_cache_dir == flag
+    assert cli.use_compile_cache(None) == flag  # set already (JAX_COMPILATION_CACHE_DIR)
+    jax.config.update("jax_compilation_cache_dir", None)
+    monkeypatch.setenv("JAXCONTROL_COMPILE_CACHE", ours)
+    assert cli.use_compile_cache(None) == ours
     jax.config.update("jax_compilation_cache_dir", None)
     assert cli.use_compile_cache("none") is None
     assert jax.config.jax_compilation_cache_dir is None
     monkeypatch.setenv("JAXCONTROL_COMPILE_CACHE", "none")
     assert cli.use_compile_cache(None) is None
     assert jax.config.jax_compilation_cache_dir is None
+
+
+def test_an_unusable_cache_folder_is_one_warning_not_an_error(fresh_cache_config, tmp_path, capsys):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert cli.use_compile_cache(str(blocked / "xla")) is None
+    assert jax.config.jax_compilation_cache_dir is None
+    assert capsys.readouterr().err.startswith("warning: no compilation cache: ")
 
 
 def test_a_second_run_compiles_nothing(fresh_cache_config, cache_events, tmp_path, monkeypatch):
