@@ -36,3 +36,18 @@ def test_tasks_without_episode_fields_keep_the_compiled_model(throughput):
     env = jaxcontrol.load("cartpole", "swingup")
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 2))
     assert throughput.episode_model(env, states) is env.mjx_model
+
+
+@pytest.fixture
+def compile_probe(throughput):  # the throughput fixture puts benchmarks/ on the path
+    return importlib.import_module("gpu_compile_probe")
+
+
+def test_compile_probe_times_a_compile_and_stops_a_slow_one(compile_probe):
+    """benchmarks/gpu_compile_probe.py: one program compiled alone in a fresh process."""
+    row = compile_probe.probe("pendulum-swingup", 2, "raw", "", timeout=300)
+    assert row["status"] == "ok" and row["lower_s"] > 0 and row["compile_s"] > 0, row
+    slow = compile_probe.probe("pendulum-swingup", 2, "reset", "", timeout=0.5)
+    assert slow["status"] == "timeout 0.5 s" and slow["compile_s"] == "", slow
+    failed = compile_probe.probe("pendulum-nope", 2, "ours", "", timeout=300)
+    assert failed["status"].startswith("exit 1: ") and "nope" in failed["status"], failed
