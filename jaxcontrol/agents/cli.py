@@ -238,7 +238,7 @@ def use_compile_cache(directory: str | None) -> str | None:
         os.makedirs(directory, exist_ok=True)
         if not os.access(directory, os.W_OK):
             raise PermissionError("not writable")
-    except OSError as e:
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
         print(f"warning: no compilation cache: {directory!r}: {e}", file=sys.stderr)
         return None
     if directory != jax.config.jax_compilation_cache_dir:
@@ -359,7 +359,6 @@ def train_main(argv: list[str]) -> int:
                 f"the agents that learn from pixels are {', '.join(PIXEL_AGENTS)}"
             )
         _check_distributed(args)
-        use_compile_cache(args.compile_cache)
         from jaxcontrol import cpu_physics  # pylint: disable=import-outside-toplevel
 
         if args.backend is None:
@@ -395,6 +394,7 @@ def train_main(argv: list[str]) -> int:
             )
         created = _check_writable(args.out)
         try:
+            use_compile_cache(args.compile_cache)  # once the command line is known to be valid
             if args.distributed:
                 import jax  # pylint: disable=import-outside-toplevel
 
@@ -810,10 +810,10 @@ def evaluate_main(argv: list[str]) -> int:
     )
     try:
         args = p.parse_args(argv)
-        use_compile_cache(args.compile_cache)
         info, domain, task, config = read_run(args.dir)
         if args.in_dm_control:
             _check_dm_control(pixels(info))
+        use_compile_cache(args.compile_cache)
     except (UsageError, ValueError, TypeError) as e:
         return _fail(str(e))
 

@@ -81,3 +81,11 @@ def test_a_second_run_compiles_nothing(fresh_cache_config, cache_events, tmp_pat
     assert _files(cache) == first
     evaluate = ["--compile-cache", cache, "--episodes", "2"]
     assert cli.evaluate_main([str(tmp_path / "b"), *evaluate]) == 0
+
+
+def test_a_rejected_command_line_leaves_the_cache_alone(fresh_cache_config, tmp_path, capsys):
+    cache = tmp_path / "xla"
+    argv = ["--env", "cartpole-nope", "--agent", "ppo", "--steps", "10"]
+    rc = cli.train_main([*argv, "--out", str(tmp_path / "run"), "--compile-cache", str(cache)])
+    assert rc == 2 and "cartpole-nope" in capsys.readouterr().err
+    assert not cache.exists() and jax.config.jax_compilation_cache_dir is None
