@@ -10,6 +10,9 @@
 #     bash benchmarks/device_throughput.sh
 # LIMIT (seconds) stops the jobs; the rows measured by then land in $OUT/throughput.csv and
 # every job's log in $OUT/logs.tar.gz. Set XLA_FLAGS to measure compiler settings.
+#   bash benchmarks/device_throughput.sh probe --task stacker-stack_2 ...
+# runs benchmarks/gpu_compile_probe.py with those arguments instead (after the same setup),
+# its rows into $OUT/probe.csv.
 set -uo pipefail
 if [ "${1:-}" = prepare ]; then
   bash ../shared/device/fetch-wheels.sh dm-env dm-tree wrapt attrs || exit
@@ -35,6 +38,12 @@ jaxcontrol.load("dog", "stand")
 print("jax", jax.__version__, jax.devices(), "- the dog model loads")
 PY
 echo "setup took $((SECONDS - t0)) s"
+if [ "${1:-}" = probe ]; then
+  shift
+  python3 benchmarks/gpu_compile_probe.py "$@" --csv "$OUT/probe.csv"
+  echo "done after $((SECONDS - t0)) s"
+  exit
+fi
 SECONDS_LIMIT=${LIMIT:-480} PYTHON=python3 bash benchmarks/throughput_parallel.sh \
   "${JOBS:-benchmarks/throughput_jobs_gpu_large.txt}" /tmp/tp/throughput.csv "${WORKERS:-3}" \
   --steps 50 --env-steps 51200 --seconds 0.3 --repeats 2 --dm-steps 0
