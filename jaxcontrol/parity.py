@@ -15,25 +15,31 @@ one task, in one process (float64 and float32 alike):
 The long pieces (returns, per policy; soak, per shard) keep their finished parts
 in a `Progress` file beside the records, so that a run stopped midway (a session
 on a 2-core machine ends; humanoid's soak takes hours there) resumes where it was.
+Several processes can share one piece's parts (`--parts`, one core each): each
+measures its own, and the last to finish writes the record.
 `targets(record, task)` lists every target a record misses; `render` writes
 PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
 targets and writes the records; `jaxcontrol parity` renders them:
 
     python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
     python -m jaxcontrol parity humanoid-walk --missing # one task; resumes a stopped run
+    python -m jaxcontrol parity manipulator-bring_ball --pieces soak --parts shard0,shard1
     python -m jaxcontrol parity --render                # writes PARITY.md
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import fcntl
 import hashlib
 import json
 import math
+import os
 import pathlib
 import platform
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import jax
@@ -55,9 +61,22 @@ Z_THRESHOLD = 4.0
 EPISODE_EXACT_RTOL = 1e-6
 RAW_EXACT_DRIFT = 1e-9
 POLICIES = ("zero", "sinusoid", "bang_bang")
+# The resumable pieces' parts, in the order they are measured (`--parts` takes these).
+PARTS = {
+    "returns": POLICIES,
+    "soak": (*(f"shard{shard}" for shard in range(SOAK_SHARDS)), "replay0"),
+}
 
 
 # ----- resumable parts -----------------------------------------------------------------------
+
+
+class PartsLeft(Exception):
+    """A run limited to some parts (`Progress(only=...)`) measured them; these remain."""
+
+    def __init__(self, parts: Sequence[str]):
+        super().__init__(f"parts left to another run: {', '.join(parts)}")
+        self.parts = list(parts)
 
 
 class Progress:
@@ -65,39 +84,92 @@ class Progress:
 
     Parts are reused only under the same `config` (sizes, seeds, JAX version), so
     a changed measurement never mixes with an old one. `Progress(None)` keeps
-    nothing (every part is measured)."""
+    nothing (every part is measured). With `only`, this run measures only those
+    parts: another part that is not saved yet is skipped (`part` returns None)
+    and `done` raises `PartsLeft`. Runs that share a file merge their parts into
+    it under a lock, so each keeps what the others saved."""
 
-    def __init__(self, path: str | pathlib.Path | None, config: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        path: str | pathlib.Path | None,
+        config: dict[str, Any] | None = None,
+        only: Iterable[str] | None = None,
+    ):
         self.path = None if path is None else pathlib.Path(path)
         self.config = {**(config or {}), "jax": jax.__version__}
+        self.only = None if only is None else set(only)
         self.parts: dict[str, Any] = {}
         self.seconds: dict[str, float] = {}  # what each part took when it was measured
         self.resumed: list[str] = []
-        if self.path is not None and self.path.exists():
-            saved = json.loads(self.path.read_text())
-            if saved.get("config") == self.config:
-                self.parts, self.seconds = saved["parts"], saved["seconds"]
+        self.skipped: list[str] = []
+        self._merge_saved()
+
+    def saved(self) -> tuple[dict[str, Any], dict[str, float]]:
+        """The parts (and their seconds) in the file under this config, if any."""
+        if self.path is None or not self.path.exists():
+            return {}, {}
+        saved = json.loads(self.path.read_text())
+        if saved.get("config") != self.config:
+            return {}, {}
+        return saved["parts"], saved["seconds"]
+
+    def _merge_saved(self) -> None:
+        parts, seconds = self.saved()
+        self.parts = {**parts, **self.parts}
+        self.seconds = {**seconds, **self.seconds}
 
     def part(self, name: str, measure: Callable[..., Any], *args: Any) -> Any:
-        """The saved part `name`, or `measure(*args)`, saved before it is returned."""
+        """The saved part `name`, or `measure(*args)`, saved before it is returned;
+        None for a part outside `only` that no run has saved yet."""
+        self._merge_saved()  # another run may have measured it meanwhile
         if name in self.parts:
             self.resumed.append(name)
             return self.parts[name]
+        if self.only is not None and name not in self.only:
+            self.skipped.append(name)
+            return None
         start = time.perf_counter()
-        self.parts[name] = measure(*args)
-        self.seconds[name] = round(time.perf_counter() - start, 1)
+        value = measure(*args)
+        seconds = round(time.perf_counter() - start, 1)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            saved = {"config": self.config, "parts": self.parts, "seconds": self.seconds}
-            tmp.write_text(json.dumps(saved))
-            tmp.replace(self.path)
-        return self.parts[name]
+            with _locked(self.path.parent):
+                self._merge_saved()
+                self.parts[name], self.seconds[name] = value, seconds
+                tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+                saved = {"config": self.config, "parts": self.parts, "seconds": self.seconds}
+                tmp.write_text(json.dumps(saved))
+                tmp.replace(self.path)
+        self.parts[name], self.seconds[name] = value, seconds
+        return value
 
     def done(self) -> None:
-        """The piece is complete: its record holds the result, so the parts go."""
+        """The piece is complete: its record holds the result, so the parts go.
+
+        Raises `PartsLeft` if this run skipped parts (`only`): the piece is not
+        complete here, and its parts stay for the run that completes it."""
+        if self.skipped:
+            raise PartsLeft(self.skipped)
         if self.path is not None:
-            self.path.unlink(missing_ok=True)
+            with _locked(self.path.parent):
+                self.path.unlink(missing_ok=True)
+                self.completing.unlink(missing_ok=True)
+
+    @property
+    def completing(self) -> pathlib.Path | None:
+        """A marker file: one run (of several sharing the parts) completes the piece."""
+        return None if self.path is None else self.path.with_suffix(".completing")
+
+
+@contextlib.contextmanager
+def _locked(directory: pathlib.Path):
+    """An exclusive lock on `directory` (flock), between processes sharing its files."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def progress_path(records: str | pathlib.Path | None, task: str, piece: str):
@@ -486,23 +558,25 @@ PIECES: dict[str, Piece] = {
 
 
 def measure_piece(
-    domain: str, task: str, piece: str, records: str | pathlib.Path | None = None
+    domain: str,
+    task: str,
+    piece: str,
+    records: str | pathlib.Path | None = None,
+    parts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """One piece of the record, with the seconds it took.
 
     With `records`, a resumable piece keeps its finished parts under
-    `<records>/progress/` and picks them up again if it was stopped midway."""
+    `<records>/progress/` and picks them up again if it was stopped midway.
+    With `parts` (of `PARTS[piece]`), only those are measured; `PartsLeft` is
+    raised unless the other runs sharing the file have saved the rest."""
     if piece not in PIECES:
         raise ValueError(f"unknown piece {piece!r}; valid pieces: {', '.join(PIECES)}")
-    name = f"{domain}-{task}"
-    caps = solver_caps(domain, task)
-    config = {
-        "task": name,
-        "piece": piece,
-        "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS],
-        **({"solver_caps": caps} if caps else {}),
-    }
-    progress = Progress(progress_path(records, name, piece), config)
+    error = None if parts is None else _parts_error([piece], list(parts))
+    if error:
+        raise ValueError(error)
+    progress = piece_progress(domain, task, piece, records, parts)
+    caps = progress.config.get("solver_caps")  # None: dm_control's settings
     start = time.perf_counter()
     result = PIECES[piece](domain, task, progress)
     resumed = sum(progress.seconds.get(part, 0.0) for part in progress.resumed)
@@ -512,6 +586,25 @@ def measure_piece(
     if progress.resumed:
         result["resumed_parts"] = progress.resumed
     return result
+
+
+def piece_progress(
+    domain: str,
+    task: str,
+    piece: str,
+    records: str | pathlib.Path | None,
+    only: Sequence[str] | None = None,
+) -> Progress:
+    """The piece's `Progress` under `records` (None: nothing kept), for its config."""
+    name = f"{domain}-{task}"
+    caps = solver_caps(domain, task)
+    config = {
+        "task": name,
+        "piece": piece,
+        "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS],
+        **({"solver_caps": caps} if caps else {}),
+    }
+    return Progress(progress_path(records, name, piece), config, only)
 
 
 def solver_caps(domain: str, task: str) -> list[int] | None:
@@ -800,6 +893,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure only the pieces that a task's record lacks (to finish a stopped run)",
     )
+    listed = "; ".join(f"{piece}: {','.join(names)}" for piece, names in PARTS.items())
+    parser.add_argument(
+        "--parts",
+        help="comma-separated parts of one resumable piece to measure in this process (run "
+        "several at once, one core each, with the same records; the last one to finish "
+        f"writes the record): {listed}",
+    )
     parser.add_argument("--render", action="store_true", help="write PARITY.md from the records")
     parser.add_argument("--out", default="PARITY.md", help="where --render writes")
     args = parser.parse_args(argv)
@@ -811,6 +911,12 @@ def main(argv: list[str] | None = None) -> int:
         what = f"unknown tasks {unknown}" if unknown else f"unknown pieces {bad}"
         print(f"jaxcontrol parity: {what}; valid: {', '.join(valid if unknown else PIECES)}")
         return 2
+    parts = None if args.parts is None else [p for p in args.parts.split(",") if p]
+    if parts is not None:
+        error = _parts_error(pieces, parts)
+        if error:
+            print(f"jaxcontrol parity: {error}")
+            return 2
     status = 0
     for name in args.tasks:
         # Each piece is written as soon as it is measured, so a stopped run loses at
@@ -820,13 +926,53 @@ def main(argv: list[str] | None = None) -> int:
         stale = stale_pieces(done, caps)
         for piece in pieces:
             if not done.get(piece) or piece in stale:
-                result = measure_piece(*valid[name], piece, args.records)
+                result = _measure_shared(*valid[name], piece, args.records, parts)
+                if result is None:
+                    break
                 write_record(args.records, {"task": name, **provenance(), piece: result})
-        record = read_record(args.records, name)
-        missed = missed_targets(record, pieces, caps)
-        print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
-        status |= bool(missed)
+        else:
+            record = read_record(args.records, name)
+            missed = missed_targets(record, pieces, caps)
+            print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
+            status |= bool(missed)
     if args.render:
         pathlib.Path(args.out).write_text(render(load_records(args.records)))
         print(f"wrote {args.out}")
     return status
+
+
+def _parts_error(pieces: list[str], parts: list[str]) -> str | None:
+    """What is wrong with `--parts` for `--pieces`, if anything (naming the valid parts)."""
+    if len(pieces) != 1 or pieces[0] not in PARTS:
+        return f"--parts needs exactly one of the pieces {', '.join(PARTS)} (got {pieces})"
+    valid = PARTS[pieces[0]]
+    unknown = [p for p in parts if p not in valid]
+    if unknown or not parts:
+        return f"unknown parts {unknown} of {pieces[0]}; valid parts: {', '.join(valid)}"
+    return None
+
+
+def _measure_shared(domain, task, piece, records, parts) -> dict[str, Any] | None:
+    """`measure_piece`; with `parts`, None while other runs' parts are still missing.
+
+    The run that finds every part saved completes the piece from them, once: it
+    claims the completion with a marker file first, so two runs that finish
+    together do not both complete it."""
+    try:
+        return measure_piece(domain, task, piece, records, parts)
+    except PartsLeft as left:
+        progress = piece_progress(domain, task, piece, records)
+        missing = [p for p in left.parts if p not in progress.saved()[0]]
+        if missing:
+            print(
+                f"{domain}-{task}: {piece} parts {', '.join(parts)} measured; "
+                f"left to other runs: {', '.join(missing)}",
+                flush=True,
+            )
+            return None
+        try:
+            os.close(os.open(progress.completing, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            print(f"{domain}-{task}: {piece} is being completed by another run", flush=True)
+            return None
+        return measure_piece(domain, task, piece, records)  # every part is saved

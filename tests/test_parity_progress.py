@@ -150,3 +150,104 @@ def test_each_piece_names_its_jax_version_and_parity_md_shows_them(tmp_path, mon
     assert parity.jax_versions({**old, "only": {"value": 1, "jax": "0.0.2"}}) == ["0.0.2"]
     row = next(line for line in parity.render([record]).splitlines() if "pendulum-swingup" in line)
     assert row.endswith(f"jax {jax.__version__} |")
+
+
+def test_runs_sharing_a_piece_measure_only_their_parts_and_the_last_completes(
+    env, tmp_path, monkeypatch
+):
+    """Two runs split a soak's parts (one core each); together they give the same
+    result as one run, and the run that saves the last part writes the record."""
+    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
+    whole = parity.soak(env, **kwargs)
+    path = tmp_path / "soak.json"
+    measure_shard, measured = parity._soak_shard, []
+
+    def counted(run, shard):
+        measured.append(shard)
+        return measure_shard(run, shard)
+
+    monkeypatch.setattr(parity, "_soak_shard", counted)
+    first = parity.Progress(path, only=["shard1"])
+    with pytest.raises(parity.PartsLeft) as left:
+        parity.soak(env, progress=first, **kwargs)
+    assert left.value.parts == ["shard0", "replay0"] and measured == [1]
+    assert path.exists()  # the parts stay for the other run
+
+    second = parity.Progress(path, only=["shard0", "replay0"])
+    assert parity.soak(env, progress=second, **kwargs) == whole
+    assert measured == [1, 0, 0] and second.resumed == ["shard1"]
+    assert not path.exists()
+
+
+def test_parts_saved_by_another_run_meanwhile_are_kept_and_reused(tmp_path):
+    path = tmp_path / "p.json"
+    mine, theirs = parity.Progress(path, only=["a"]), parity.Progress(path, only=["b"])
+    assert mine.part("a", lambda: 1) == 1
+    assert theirs.part("a", lambda: 99) == 1  # saved by the other run after it started
+    assert theirs.part("b", lambda: 2) == 2
+    assert json.loads(path.read_text())["parts"] == {"a": 1, "b": 2}  # neither lost
+    assert mine.part("b", lambda: 99) == 2 and mine.resumed == ["b"]
+    assert mine.part("c", lambda: 3) is None and mine.skipped == ["c"]
+
+
+def test_cli_parts_are_validated_against_the_piece(capsys):
+    for argv, expected in [
+        (["--pieces", "soak", "--parts", "shard9"], "valid parts: shard0, shard1"),
+        (["--pieces", "returns", "--parts", "shard0"], "valid parts: zero, sinusoid, bang_bang"),
+        (["--pieces", "soak,returns", "--parts", "shard0"], "needs exactly one of the pieces"),
+        (["--pieces", "episode", "--parts", "shard0"], "needs exactly one of the pieces"),
+    ]:
+        assert parity.main(["pendulum-swingup", *argv]) == 2
+        assert expected in capsys.readouterr().out
+    with pytest.raises(ValueError, match="valid parts: zero, sinusoid, bang_bang"):
+        parity.measure_piece("pendulum", "swingup", "returns", parts=["sine"])
+
+
+def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, monkeypatch, capsys):
+    measured, meanwhile = [], []
+
+    def measure(name):
+        measured.append(name)
+        for other_run in meanwhile:
+            other_run()
+        return 1
+
+    def piece(domain, task, progress):
+        values = [progress.part(name, measure, name) for name in "ab"]
+        progress.done()
+        return {"value": sum(values)}
+
+    def the_other_run_saves_a():
+        other = parity.piece_progress("pendulum", "swingup", "long", tmp_path, ["a"])
+        other.part("a", lambda: 1)
+
+    monkeypatch.setattr(parity, "PIECES", {"long": piece})
+    monkeypatch.setattr(parity, "PARTS", {"long": ("a", "b")})
+    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "long", "--parts"]
+
+    def read():
+        return parity.read_record(tmp_path, "pendulum-swingup")
+
+    progress_file = parity.progress_path(tmp_path, "pendulum-swingup", "long")
+    marker = progress_file.with_suffix(".completing")
+
+    # b alone: a is left; then a, with b saved, completes the piece in passing.
+    assert parity.main([*args, "b"]) == 0
+    assert "left to other runs: a" in capsys.readouterr().out and "long" not in read()
+    assert parity.main([*args, "a"]) == 0 and read()["long"]["value"] == 2
+    assert "all targets met" in capsys.readouterr().out
+    assert measured == ["b", "a"] and not progress_file.exists()
+
+    # Both finish together: a was skipped at b's start, and saved while b ran.
+    parity.write_record(tmp_path, {"task": "pendulum-swingup", "long": {}})
+    meanwhile.append(the_other_run_saves_a)
+    marker.touch()  # ... and the other run has claimed the completion
+    assert parity.main([*args, "b"]) == 0
+    assert "being completed by another run" in capsys.readouterr().out
+    assert read()["long"] == {} and progress_file.exists()
+    marker.unlink()
+    progress_file.unlink()
+    assert parity.main([*args, "b"]) == 0  # this time, b's run claims it
+    assert read()["long"]["value"] == 2 and read()["long"]["resumed_parts"] == ["a", "b"]
+    assert "all targets met" in capsys.readouterr().out
+    assert list(progress_file.parent.iterdir()) == []  # no parts, no marker left
