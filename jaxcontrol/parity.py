@@ -61,11 +61,15 @@ Z_THRESHOLD = 4.0
 EPISODE_EXACT_RTOL = 1e-6
 RAW_EXACT_DRIFT = 1e-9
 POLICIES = ("zero", "sinusoid", "bang_bang")
+
+
+def soak_parts(shards: int) -> tuple[str, ...]:
+    """The soak's part names: its shards, then the replay of shard 0."""
+    return (*(f"shard{shard}" for shard in range(shards)), "replay0")
+
+
 # The resumable pieces' parts, in the order they are measured (`--parts` takes these).
-PARTS = {
-    "returns": POLICIES,
-    "soak": (*(f"shard{shard}" for shard in range(SOAK_SHARDS)), "replay0"),
-}
+PARTS = {"returns": POLICIES, "soak": soak_parts(SOAK_SHARDS)}
 
 
 # ----- resumable parts -----------------------------------------------------------------------
@@ -129,19 +133,17 @@ class Progress:
             self.skipped.append(name)
             return None
         start = time.perf_counter()
-        value = measure(*args)
-        seconds = round(time.perf_counter() - start, 1)
+        self.parts[name] = measure(*args)
+        self.seconds[name] = round(time.perf_counter() - start, 1)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with _locked(self.path.parent):
-                self._merge_saved()
-                self.parts[name], self.seconds[name] = value, seconds
+                self._merge_saved()  # keeps ours, adds what others saved meanwhile
                 tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
                 saved = {"config": self.config, "parts": self.parts, "seconds": self.seconds}
                 tmp.write_text(json.dumps(saved))
                 tmp.replace(self.path)
-        self.parts[name], self.seconds[name] = value, seconds
-        return value
+        return self.parts[name]
 
     def done(self) -> None:
         """The piece is complete: its record holds the result, so the parts go.
@@ -427,8 +429,9 @@ def soak(
         raise ValueError(f"num_envs={num_envs} must be a multiple of shards={shards}")
     progress = progress or Progress(None)
     run = _soak(env, num_envs // shards, steps)
-    parts = [progress.part(f"shard{shard}", _soak_shard, run, shard) for shard in range(shards)]
-    replay = progress.part("replay0", _soak_shard, run, 0)
+    names = soak_parts(shards)
+    parts = [progress.part(names[shard], _soak_shard, run, shard) for shard in range(shards)]
+    replay = progress.part(names[-1], _soak_shard, run, 0)
     progress.done()
     low, high = env.task.reward_range
     lo = {k: np.min([p["lo"][k] for p in parts], axis=0) for k in parts[0]["lo"]}
