@@ -220,6 +220,11 @@ COMPILE_CACHE_HELP = (
 )
 
 
+def add_compile_cache(parser: argparse.ArgumentParser) -> None:
+    """Adds `--compile-cache DIR`, which `use_compile_cache` applies."""
+    parser.add_argument("--compile-cache", default=None, metavar="DIR", help=COMPILE_CACHE_HELP)
+
+
 def use_compile_cache(directory: str | None) -> str | None:
     """Points JAX's persistent compilation cache at `directory` (see `--compile-cache`);
     returns the directory in use, or None when the cache is off."""
@@ -319,12 +324,7 @@ def _train_parser() -> _Parser:
     p.add_argument(
         "--process-id", type=_integer(0, INT_MAX), default=None, help="this process's index"
     )
-    p.add_argument(
-        "--compile-cache",
-        default=None,
-        metavar="DIR",
-        help=COMPILE_CACHE_HELP,
-    )
+    add_compile_cache(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument(
         "--video",
@@ -795,12 +795,7 @@ def evaluate_main(argv: list[str]) -> int:
     )
     p.add_argument("dir")
     p.add_argument("--episodes", type=_integer(1, INT_MAX), default=100)
-    p.add_argument(
-        "--compile-cache",
-        default=None,
-        metavar="DIR",
-        help=COMPILE_CACHE_HELP,
-    )
+    add_compile_cache(p)
     p.add_argument(
         "--in-dm-control",
         action="store_true",
