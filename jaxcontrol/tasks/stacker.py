@@ -41,6 +41,14 @@ def touch(physics: Physics) -> jax.Array:
     return jnp.log1p(physics.data.sensordata)
 
 
+# MJX solver caps by box count. Under them, stock MJX's float64 trajectories
+# stayed identical to those at dm_control's 100/50 (16 rollouts of 1000 steps,
+# benchmarks/solver_caps.py; BENCHMARKS.md, "Solver caps for issue 9's contact
+# extras"). 8/8 is not: the line search binds. Counts not listed (stack_4's four
+# boxes among them) keep dm_control's settings until measured.
+_SOLVER_CAPS: dict[int, tuple[int, int]] = {2: (8, 16)}
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Stack(Task):
     """Stack the boxes: bring one to the target while the hand stays away from it.
@@ -59,6 +67,11 @@ class Stack(Task):
     # dm_control writes the target's position at every reset.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("body_pos",)
     episode_parity: ClassVar[str] = "distributional"
+
+    @property
+    def solver_caps(self) -> tuple[int, int] | None:
+        """MJX solver caps where measured for this box count (`_SOLVER_CAPS`)."""
+        return _SOLVER_CAPS.get(self.n_boxes)
 
     @property
     def _box_names(self) -> list[str]:
