@@ -97,6 +97,21 @@ def arm_limits(physics: Physics) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
+# MJX solver caps by (use_peg, insert): the smallest measured setting under which
+# stock MJX's float64 trajectories stayed identical to those at dm_control's 100/50
+# over 16 rollouts of 1000 steps, and ran faster (benchmarks/solver_caps.py;
+# BENCHMARKS.md, "Solver caps" for bring_ball and "Solver caps for issue 9's contact
+# extras" for the rest). In the three extras a line search capped at 8 or 16 steps binds
+# somewhere in those rollouts, and the trajectories leave dm_control's. The CPU
+# model keeps dm_control's settings.
+_SOLVER_CAPS: dict[tuple[bool, bool], tuple[int, int] | None] = {
+    (False, False): (8, 8),  # bring_ball
+    (True, False): (8, 32),  # bring_peg
+    (False, True): (8, 32),  # insert_ball
+    (True, True): (8, 32),  # insert_peg
+}
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Bring(Task):
     """Bring the prop to the target.
@@ -120,12 +135,13 @@ class Bring(Task):
     # steps). Constraints are active on every step (the hand's tendon equality,
     # joint limits, contacts), and the solvers' differences grow over the episode.
     episode_parity: ClassVar[str] = "distributional"
-    # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
-    # those at dm_control's settings (16 rollouts of 1000 steps); BENCHMARKS.md, "Solver
-    # caps", has the speed-up. The CPU model keeps dm_control's.
-    solver_caps: ClassVar[tuple[int, int] | None] = (8, 8)
     # dm_control writes the target's pose (and the receptacle's) at every reset.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("body_pos", "body_quat")
+
+    @property
+    def solver_caps(self) -> tuple[int, int] | None:
+        """MJX solver caps measured for this prop and receptacle (`_SOLVER_CAPS`)."""
+        return _SOLVER_CAPS[self.use_peg, self.insert]
 
     @property
     def _target(self) -> str:

@@ -44,8 +44,9 @@ def touch(physics: Physics) -> jax.Array:
 # MJX solver caps by box count. Under them, stock MJX's float64 trajectories
 # stayed identical to those at dm_control's 100/50 (16 rollouts of 1000 steps,
 # benchmarks/solver_caps.py; BENCHMARKS.md, "Solver caps for issue 9's contact
-# extras"). 8/8 is not: the line search binds. Counts not listed (stack_4's four
-# boxes among them) keep dm_control's settings until measured.
+# extras"). 8/8 is not: the line search binds. Four boxes keep dm_control's
+# settings: a line search capped at 16 steps changes their trajectories (even at
+# 100 iterations), and 8/32 is not measured yet. Other counts are unmeasured.
 _SOLVER_CAPS: dict[int, tuple[int, int]] = {2: (8, 16)}
 
 
