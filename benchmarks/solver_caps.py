@@ -150,31 +150,19 @@ def _load(path) -> dict:
     return {}
 
 
-class _DefaultCache:
-    """MJX's qpos at dm_control's settings, kept beside `--json` (as .npz) for later grids.
+def _default_key(config: dict) -> str:
+    """What MJX's rollouts at dm_control's settings depend on: the run and the versions."""
+    versions = {"jax": jax.__version__, "mujoco": mujoco.__version__}
+    return json.dumps(dict(config, **versions), sort_keys=True)
 
-    That run costs as much as several capped ones (the solver runs to its 100
-    iterations); it depends only on the task, rollouts, steps and seed."""
 
-    def __init__(self, json_path, config: dict):
-        self.path = json_path and json_path + ".default.npz"
-        versions = {"jax": jax.__version__, "mujoco": mujoco.__version__}
-        self.config = json.dumps(dict(config, **versions), sort_keys=True)
-        self._qpos = None
-        if self.path and os.path.exists(self.path):
-            with np.load(self.path) as f:
-                if str(f["config"]) == self.config:
-                    self._qpos = f["qpos"]
-
-    @property
-    def qpos(self):
-        return self._qpos
-
-    @qpos.setter
-    def qpos(self, value):
-        if self.path and self._qpos is None:
-            np.savez(self.path, config=self.config, qpos=value)
-        self._qpos = value
+def _load_default_qpos(path, key: str):
+    """The kept rollouts at dm_control's settings (the costliest run), or None."""
+    if path and os.path.exists(path):
+        with np.load(path) as f:
+            if str(f["key"]) == key:
+                return f["qpos"]
+    return None
 
 
 def print_table(result: dict) -> None:
@@ -229,14 +217,17 @@ def main(argv=None) -> int:
         result["default"] = _label(default)
         if args.part in ("errors", "both"):
             starts, actions, c_qpos = reference_rollouts(env, args.rollouts, args.steps, args.seed)
-            cache = _DefaultCache(args.json, config)
+            kept, key = args.json and args.json + ".default.npz", _default_key(config)
+            q_default = _load_default_qpos(kept, key)
             for setting in settings:
-                if setting == default and cache.qpos is not None:
-                    q = cache.qpos
+                if setting == default and q_default is not None:
+                    q = q_default
                 else:
                     q = mjx_rollouts(env, capped_model(env, *setting), starts, actions)
-                if setting == default:
-                    q_default = cache.qpos = q
+                if setting == default and q_default is None:
+                    q_default = q
+                    if kept:
+                        np.savez(kept, key=key, qpos=q)
                 diff = np.abs(q - c_qpos).max(axis=2)  # [rollout, step]
                 err = [float(diff[:, :h].max()) for h in HORIZONS] + [float(diff.max())]
                 result["errors"][_label(setting)] = err

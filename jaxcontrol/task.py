@@ -51,7 +51,8 @@ class Task:
         dm_control's own settings (benchmarks/solver_caps.py); None keeps
         dm_control's. The CPU model (`Env.mj_model`) always keeps dm_control's.
         Where the measured caps depend on the task's arguments (stacker's box
-        count), the task overrides this with a property.
+        count, manipulator's prop and receptacle), the task overrides this with
+        a property.
       reward_range: (low, high) bounds of every reward; dm_control's suite
         keeps its rewards in [0, 1] except for tasks such as LQR, whose reward
         is 1 minus an unbounded cost.
