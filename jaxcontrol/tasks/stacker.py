@@ -46,7 +46,7 @@ def touch(physics: Physics) -> jax.Array:
 # benchmarks/solver_caps.py; BENCHMARKS.md, "Solver caps for issue 9's contact
 # extras"). 8/8 is not: the line search binds. Four boxes keep dm_control's
 # settings: a line search capped at 16 steps changes their trajectories (even at
-# 100 iterations), and 8/32 is not measured yet. Other counts are unmeasured.
+# 100 iterations), and so does 8/32. Other counts are unmeasured.
 _SOLVER_CAPS: dict[int, tuple[int, int]] = {2: (8, 16)}
 
 
