@@ -19,6 +19,8 @@ of CI per run (BENCHMARKS.md, "Test time"); the default tier's rollouts still
 run every task in float32.
 """
 
+import json
+
 import jax
 import numpy as np
 import pytest
@@ -113,6 +115,23 @@ def test_ks_compares_at_our_precision():
     assert parity.ks_columns(shifted, ref)[0][0] < 1e-6
     constants = np.full((600, 1), 0.5), np.full((1024, 1), 0.25, np.float32)
     assert parity.ks_columns(constants[1], constants[0]) == ([], [0])
+
+
+def test_returns_keep_both_samples_and_a_rank_test_beside_z():
+    """A heavy tail (bring_peg's in-hand starts) moves z more than the ranks; a real
+    shift moves both; equal constant returns (an untouched sparse reward) give z 0, p 1."""
+    rng = np.random.default_rng(0)
+    ref = rng.exponential(1.0, 64)
+    tail = rng.exponential(1.0, 64)
+    tail[:6] += 100.0  # a few episodes far out: the mean moves, most ranks do not
+    heavy = parity.compare_returns(tail, ref)
+    assert abs(heavy["z"]) > 2.0 and heavy["rank_p"] > 0.01
+    shifted = parity.compare_returns(ref + 3.0, ref)
+    assert shifted["z"] > 4.0 and shifted["rank_p"] < 1e-6
+    zeros = parity.compare_returns(np.zeros(64, np.float32), np.zeros(64))
+    assert zeros["z"] == 0.0 and zeros["rank_p"] == 1.0
+    assert heavy["ours_returns"] == tail.tolist() and heavy["dm_control_returns"] == ref.tolist()
+    json.dumps(heavy)  # plain floats: the record is JSON
 
 
 def test_a_wide_model_field_is_held_to_the_ks_threshold_family_wise():
