@@ -83,6 +83,32 @@ def test_a_replay_that_differs_is_reported_as_nondeterminism(env, monkeypatch):
     assert missed == ["soak: a replay of the same keys and actions differed (nondeterminism)"]
 
 
+def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkeypatch):
+    """Parts resume across machines, but float results repeat only on one host: where
+    shard 0 was measured elsewhere, the replay compares two runs of it on this host."""
+    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
+    path = tmp_path / "soak.json"
+    measure_shard, measured = parity._soak_shard, []
+
+    def elsewhere(run, shard):  # another CPU: same statistics, other last bits
+        measured.append(shard)
+        return {**measure_shard(run, shard), "final_digest": "amd", "host": "amd"}
+
+    monkeypatch.setattr(parity, "_soak_shard", elsewhere)
+    with pytest.raises(parity.PartsLeft):
+        parity.soak(env, progress=parity.Progress(path, only=["shard0", "shard1"]), **kwargs)
+
+    def here(run, shard):
+        measured.append(shard)
+        return measure_shard(run, shard)
+
+    monkeypatch.setattr(parity, "_soak_shard", here)
+    soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
+    assert measured == [0, 1, 0, 0]  # the replay, then its reference, both here
+    assert soak["replay_identical"] and soak["replay_reference"] == "a second replay on this host"
+    assert soak["replay_reference"] != parity.soak(env, **kwargs)["replay_reference"]
+
+
 def test_soak_rejects_uneven_shards(env):
     with pytest.raises(ValueError, match="multiple of shards"):
         parity.soak(env, num_envs=5, steps=1, shards=2)
