@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import functools
 import hashlib
 import json
 import math
@@ -470,13 +471,14 @@ def soak(
 
 
 def _soak_replay(
-    run: Callable[[jax.Array], dict[str, Any]], first: dict[str, Any]
+    run: Callable[[jax.Array], dict[str, Any]], first: dict[str, Any] | None
 ) -> dict[str, Any]:
     """Shard 0 again, and the digest it must equal: shard 0's own where this host
-    measured it, else a second run of shard 0 on this host. Parts resume across
-    machines, and float results are reproducible only on one host (`host_fingerprint`)."""
+    measured it, else (another host, or shard 0 not saved yet by a run sharing the
+    parts) a second run of shard 0 on this host. Parts resume across machines, and
+    float results are reproducible only on one host (`host_fingerprint`)."""
     out = _soak_shard(run, 0)
-    same = first.get("host") == out["host"]
+    same = first is not None and first.get("host") == out["host"]
     reference = first["final_digest"] if same else _soak_shard(run, 0)["final_digest"]
     return {
         "final_digest": out["final_digest"],
@@ -486,6 +488,7 @@ def _soak_replay(
     }
 
 
+@functools.cache
 def host_fingerprint() -> str:
     """What compiled code depends on: the CPU's model and feature flags, jaxlib, and the
     device kind. XLA:CPU vectorises for the host's features, so the order of float

@@ -108,6 +108,12 @@ def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkey
     assert soak["replay_identical"] and soak["replay_reference"] == "a second replay on this host"
     assert soak["replay_reference"] != parity.soak(env, **kwargs)["replay_reference"]
 
+    # A run given only the replay, before another run saved shard 0: two runs here too.
+    measured.clear()
+    with pytest.raises(parity.PartsLeft):
+        parity.soak(env, progress=parity.Progress(tmp_path / "b.json", only=["replay0"]), **kwargs)
+    assert measured == [0, 0]
+
 
 def test_soak_rejects_uneven_shards(env):
     with pytest.raises(ValueError, match="multiple of shards"):
