@@ -12,9 +12,10 @@ one task, in one process (float64 and float32 alike):
     bang-bang), each side from its own resets, compared by a z-score;
   * soak: 1024 environments x 1000 random-action steps in float32, counting
     non-finite states, in shards of 128 environments.
-The long pieces (returns, per policy; soak, per shard) keep their finished parts
-in a `Progress` file beside the records, so that a run stopped midway (a session
-on a 2-core machine ends; humanoid's soak takes hours there) resumes where it was.
+The long pieces (returns, per quarter of a policy's episodes; soak, per shard)
+keep their finished parts in a `Progress` file beside the records, so that a run
+stopped midway (a session on a 2-core machine ends; humanoid's soak takes hours
+there) resumes where it was.
 Several processes can share one piece's parts (`--parts`, one core each): each
 measures its own, and the last to finish writes the record.
 `targets(record, task)` lists every target a record misses; `render` writes
@@ -55,7 +56,7 @@ N_STATES = 24
 EPISODE_AMPLITUDE = 0.3
 RESETS_OURS, RESETS_REFERENCE = 1024, 600
 CONFIRM_BATCHES, CONFIRM_REFERENCE, CONFIRM_SEED_OFFSET = 3, 3000, 100
-RETURN_EPISODES = 64
+RETURN_EPISODES, RETURN_QUARTERS = 64, 4
 SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS = 1024, 1000, 8
 KS_THRESHOLD = 1e-3
 Z_THRESHOLD = 4.0
@@ -69,8 +70,18 @@ def soak_parts(shards: int) -> tuple[str, ...]:
     return (*(f"shard{shard}" for shard in range(shards)), "replay0")
 
 
-# The resumable pieces' parts, in the order they are measured (`--parts` takes these).
-PARTS = {"returns": POLICIES, "soak": soak_parts(SOAK_SHARDS)}
+def return_parts(policy: str, quarters: int = RETURN_QUARTERS) -> tuple[str, ...]:
+    """A policy's part names: our episodes in quarters, then the policy itself
+    (dm_control's episodes, compared with ours)."""
+    return (*(f"{policy}.{quarter}" for quarter in range(quarters)), policy)
+
+
+# The resumable pieces' parts, in the order they are measured (`--parts` takes these;
+# a policy's name alone stands for its quarters too).
+PARTS = {
+    "returns": tuple(name for policy in POLICIES for name in return_parts(policy)),
+    "soak": soak_parts(SOAK_SHARDS),
+}
 
 
 # ----- resumable parts -----------------------------------------------------------------------
@@ -123,14 +134,24 @@ class Progress:
         self.parts = {**parts, **self.parts}
         self.seconds = {**seconds, **self.seconds}
 
-    def part(self, name: str, measure: Callable[..., Any], *args: Any) -> Any:
+    def has(self, name: str) -> bool:
+        """Whether part `name` is saved (by this run or another)."""
+        self._merge_saved()
+        return name in self.parts
+
+    def skip(self, name: str) -> None:
+        """Leave part `name` to another run (as `part` does outside `only`)."""
+        self.skipped.append(name)
+
+    def part(self, name: str, measure: Callable[..., Any], *args: Any, cheap: bool = False) -> Any:
         """The saved part `name`, or `measure(*args)`, saved before it is returned;
-        None for a part outside `only` that no run has saved yet."""
+        None for a part outside `only` that no run has saved yet, unless it is
+        `cheap` (quick to build from parts already saved: any run measures it)."""
         self._merge_saved()  # another run may have measured it meanwhile
         if name in self.parts:
             self.resumed.append(name)
             return self.parts[name]
-        if self.only is not None and name not in self.only:
+        if self.only is not None and name not in self.only and not cheap:
             self.skipped.append(name)
             return None
         start = time.perf_counter()
@@ -337,25 +358,47 @@ def returns(
 
     Each policy draws its own resets on both sides (seeded by the policy's index),
     so that a resumed run measures exactly what an uninterrupted one would.
+    Our episodes run in quarters (parts `policy.0` ...), the same episodes (keys)
+    as one batch would run, so that a long policy (stacker-stack_4's, hours of
+    one core) fits a session; dm_control's side and the comparison are the
+    policy's own part. A policy saved whole (before quarters) is kept as it is.
     An episode's return sums its rewards up to its LAST step (the time limit,
     or a terminal state), over at most `equivalence.episode_steps` steps."""
     progress = progress or Progress(None)
     run = _open_loop_returns(env)
     out = {}
     for index, policy in enumerate(POLICIES):
-        out[policy] = progress.part(
-            policy, _policy_returns, env, run, policy, episodes, seed + index
-        )
+        dm_env = equivalence.reference_for(env, seed + index)
+        actions = open_loop_actions(dm_env.action_spec(), policy, equivalence.episode_steps(env))
+        keys = jax.random.split(jax.random.key(seed + index), episodes)
+        quarters = [] if progress.has(policy) else _quarters(progress, run, policy, actions, keys)
+        if any(quarter is None for quarter in quarters):  # left to another run
+            progress.skip(policy)
+            continue
+        # dm_control's side is short (C MuJoCo: about a minute for stacker-stack_4), so
+        # whichever run has all our quarters measures it.
+        out[policy] = progress.part(policy, _policy_returns, dm_env, quarters, actions, cheap=True)
     progress.done()
     return out
 
 
-def _policy_returns(env: Env, run, policy: str, episodes: int, seed: int) -> dict[str, Any]:
-    dm_env = equivalence.reference_for(env, seed)
-    actions = open_loop_actions(dm_env.action_spec(), policy, equivalence.episode_steps(env))
-    keys = jax.random.split(jax.random.key(seed), episodes)
-    ours = np.asarray(run(keys, jnp.asarray(actions, jnp.float32)))
-    ref = [_dm_control_return(dm_env, actions) for _ in range(episodes)]
+def _quarters(progress: Progress, run, policy: str, actions: np.ndarray, keys: jax.Array):
+    """Our returns in parts `policy.0` ... (None where a part is left to another run)."""
+    size = -(-len(keys) // RETURN_QUARTERS)
+    return [
+        progress.part(f"{policy}.{quarter}", _our_returns, run, keys[start : start + size], actions)
+        for quarter, start in enumerate(range(0, len(keys), size))
+    ]
+
+
+def _our_returns(run, keys: jax.Array, actions: np.ndarray) -> list[float]:
+    return np.asarray(run(keys, jnp.asarray(actions, jnp.float32))).tolist()
+
+
+def _policy_returns(dm_env, quarters: list[list[float]], actions: np.ndarray) -> dict[str, Any]:
+    """dm_control's returns (as many episodes as ours), compared with ours."""
+    ours = np.concatenate(quarters)
+    ref = [_dm_control_return(dm_env, actions) for _ in ours]
     return compare_returns(ours, np.asarray(ref))
 
 
@@ -658,7 +701,16 @@ def piece_progress(
         "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS],
         **({"solver_caps": caps} if caps else {}),
     }
-    return Progress(progress_path(records, name, piece), config, only)
+    return Progress(progress_path(records, name, piece), config, expand_parts(piece, only))
+
+
+def expand_parts(piece: str, parts: Sequence[str] | None) -> list[str] | None:
+    """`--parts` names as the parts they stand for: a policy's name (returns) is
+    its quarters and itself; every other name is one part."""
+    if parts is None:
+        return None
+    stands_for = {policy: return_parts(policy) for policy in POLICIES} if piece == "returns" else {}
+    return [name for part in parts for name in stands_for.get(part, (part,))]
 
 
 def solver_caps(domain: str, task: str) -> list[int] | None:

@@ -3,6 +3,8 @@
 import json
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxcontrol
@@ -115,6 +117,52 @@ def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkey
     assert measured == [0, 0]
 
 
+def test_returns_run_in_quarters_that_resume_to_the_uninterrupted_result(env, tmp_path):
+    """Our episodes run in quarters (one part each), the same episodes as one batch;
+    a run given one quarter measures only it; a policy saved whole is kept."""
+    whole = parity.returns(env, episodes=8)
+    assert set(whole) == set(parity.POLICIES)
+    keys = jax.random.split(jax.random.key(5 + 1), 8)  # sinusoid's episodes
+    actions = _sinusoid(env)
+    one_batch = np.asarray(parity._open_loop_returns(env)(keys, jnp.asarray(actions, jnp.float32)))
+    np.testing.assert_allclose(whole["sinusoid"]["ours_returns"], one_batch, rtol=1e-4)
+
+    path = tmp_path / "returns.json"
+    sentinel = {"saved": "whole, before quarters"}
+    parity.Progress(path).part("zero", lambda: sentinel)
+    only = parity.Progress(path, only=parity.expand_parts("returns", ["sinusoid.1"]))
+    with pytest.raises(parity.PartsLeft):
+        parity.returns(env, episodes=8, progress=only)
+    assert set(json.loads(path.read_text())["parts"]) == {"zero", "sinusoid.1"}
+    assert "sinusoid" in only.skipped and "zero.0" not in only.skipped
+
+    progress = parity.Progress(path)
+    resumed = parity.returns(env, episodes=8, progress=progress)
+    assert progress.resumed == ["zero", "sinusoid.1"]
+    assert resumed["zero"] == sentinel
+    assert resumed["sinusoid"] == whole["sinusoid"] and resumed["bang_bang"] == whole["bang_bang"]
+    assert not path.exists()
+
+
+def _sinusoid(env):
+    dm_env = parity.equivalence.reference_for(env, 0)
+    steps = parity.equivalence.episode_steps(env)
+    return parity.open_loop_actions(dm_env.action_spec(), "sinusoid", steps)
+
+
+def test_a_policy_name_in_parts_stands_for_its_quarters():
+    assert parity.expand_parts("returns", ["zero", "bang_bang.3"]) == [
+        "zero.0",
+        "zero.1",
+        "zero.2",
+        "zero.3",
+        "zero",
+        "bang_bang.3",
+    ]
+    assert parity.expand_parts("soak", ["shard0"]) == ["shard0"]
+    assert parity.expand_parts("returns", None) is None
+
+
 def test_soak_rejects_uneven_shards(env):
     with pytest.raises(ValueError, match="multiple of shards"):
         parity.soak(env, num_envs=5, steps=1, shards=2)
@@ -225,13 +273,13 @@ def test_parts_saved_by_another_run_meanwhile_are_kept_and_reused(tmp_path):
 def test_cli_parts_are_validated_against_the_piece(capsys):
     for argv, expected in [
         (["--pieces", "soak", "--parts", "shard9"], "valid parts: shard0, shard1"),
-        (["--pieces", "returns", "--parts", "shard0"], "valid parts: zero, sinusoid, bang_bang"),
+        (["--pieces", "returns", "--parts", "shard0"], "valid parts: zero.0, zero.1"),
         (["--pieces", "soak,returns", "--parts", "shard0"], "needs exactly one of the pieces"),
         (["--pieces", "episode", "--parts", "shard0"], "needs exactly one of the pieces"),
     ]:
         assert parity.main(["pendulum-swingup", *argv]) == 2
         assert expected in capsys.readouterr().out
-    with pytest.raises(ValueError, match="valid parts: zero, sinusoid, bang_bang"):
+    with pytest.raises(ValueError, match="valid parts: zero.0, zero.1"):
         parity.measure_piece("pendulum", "swingup", "returns", parts=["sine"])
 
 
