@@ -11,7 +11,7 @@ one task, in one process (float64 and float32 alike):
   * returns: episode returns under three open-loop policies (zero, sinusoid,
     bang-bang), each side from its own resets, compared by a z-score;
   * soak: 1024 environments x 1000 random-action steps in float32, counting
-    non-finite states, in shards of 128 environments.
+    non-finite states, in 8 shards of 128 (stacker: 32 of 32, `Task.soak_shards`).
 The long pieces (returns, per quarter of a policy's episodes; soak, per shard)
 keep their finished parts in a `Progress` file beside the records, so that a run
 stopped midway (a session on a 2-core machine ends; humanoid's soak takes hours
@@ -51,6 +51,7 @@ import numpy as np
 import jaxcontrol
 from jaxcontrol import equivalence
 from jaxcontrol.core import Env, StepType
+from jaxcontrol.registry import REGISTRY
 
 N_STATES = 24
 EPISODE_AMPLITUDE = 0.3
@@ -76,12 +77,15 @@ def return_parts(policy: str, quarters: int = RETURN_QUARTERS) -> tuple[str, ...
     return (*(f"{policy}.{quarter}" for quarter in range(quarters)), policy)
 
 
-# The resumable pieces' parts, in the order they are measured (`--parts` takes these;
-# a policy's name alone stands for its quarters too).
-PARTS = {
-    "returns": tuple(name for policy in POLICIES for name in return_parts(policy)),
-    "soak": soak_parts(SOAK_SHARDS),
-}
+RESUMABLE = ("returns", "soak")
+
+
+def piece_parts(piece: str, soak_shards: int = SOAK_SHARDS) -> tuple[str, ...]:
+    """A resumable piece's parts, in the order they are measured (`--parts` takes
+    these; a policy's name alone stands for its quarters too)."""
+    if piece == "returns":
+        return tuple(name for policy in POLICIES for name in return_parts(policy))
+    return soak_parts(soak_shards)
 
 
 # ----- resumable parts -----------------------------------------------------------------------
@@ -461,7 +465,7 @@ def soak(
     env: Env,
     num_envs: int = SOAK_ENVS,
     steps: int = SOAK_STEPS,
-    shards: int = SOAK_SHARDS,
+    shards: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
@@ -474,13 +478,14 @@ def soak(
     constant, and that a replay of the first shard ends in bit-identical
     states (run-to-run determinism: same keys, same actions, same batch layout).
     The environments run in `shards` equal batches (one compile), each from its
-    own key, each a resumable part.
+    own key, each a resumable part; by default the task's `soak_shards`.
 
     Environments at different positions of one batch are not compared: XLA's CPU
     code (jax 0.9.2, fusion emitters off) rounds some operations differently by
     position in the batch, so two copies of one environment in one batch part
     after a few steps of a chaotic task (BENCHMARKS.md, "JAX version").
     """
+    shards = shards or env.task.soak_shards
     if num_envs % shards:
         raise ValueError(f"num_envs={num_envs} must be a multiple of shards={shards}")
     progress = progress or Progress(None)
@@ -665,11 +670,11 @@ def measure_piece(
 
     With `records`, a resumable piece keeps its finished parts under
     `<records>/progress/` and picks them up again if it was stopped midway.
-    With `parts` (of `PARTS[piece]`), only those are measured; `PartsLeft` is
+    With `parts` (of `piece_parts`), only those are measured; `PartsLeft` is
     raised unless the other runs sharing the file have saved the rest."""
     if piece not in PIECES:
         raise ValueError(f"unknown piece {piece!r}; valid pieces: {', '.join(PIECES)}")
-    error = None if parts is None else _parts_error([piece], list(parts))
+    error = None if parts is None else _parts_error([piece], list(parts), [(domain, task)])
     if error:
         raise ValueError(error)
     progress = piece_progress(domain, task, piece, records, parts)
@@ -695,11 +700,14 @@ def piece_progress(
     """The piece's `Progress` under `records` (None: nothing kept), for its config."""
     name = f"{domain}-{task}"
     caps = solver_caps(domain, task)
+    shards = REGISTRY.prototype(domain, task).soak_shards
     config = {
         "task": name,
         "piece": piece,
         "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS],
         **({"solver_caps": caps} if caps else {}),
+        # Only where it differs, so that parts saved before `Task.soak_shards` stay valid.
+        **({"soak_shards": shards} if piece == "soak" and shards != SOAK_SHARDS else {}),
     }
     return Progress(progress_path(records, name, piece), config, expand_parts(piece, only))
 
@@ -715,7 +723,7 @@ def expand_parts(piece: str, parts: Sequence[str] | None) -> list[str] | None:
 
 def solver_caps(domain: str, task: str) -> list[int] | None:
     """The task's MJX solver caps (`Task.solver_caps`) as a list; None: dm_control's own."""
-    caps = jaxcontrol.load(domain, task).task.solver_caps
+    caps = REGISTRY.prototype(domain, task).solver_caps
     return list(caps) if caps else None
 
 
@@ -1002,12 +1010,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure only the pieces that a task's record lacks (to finish a stopped run)",
     )
-    listed = "; ".join(f"{piece}: {','.join(names)}" for piece, names in PARTS.items())
+    listed = "; ".join(f"{piece}: {','.join(piece_parts(piece))}" for piece in RESUMABLE)
     parser.add_argument(
         "--parts",
         help="comma-separated parts of one resumable piece to measure in this process (run "
         "several at once, one core each, with the same records; the last one to finish "
-        f"writes the record): {listed}",
+        f"writes the record): {listed} (shard0 to shard31 where a task has 32 soak shards)",
     )
     parser.add_argument("--render", action="store_true", help="write PARITY.md from the records")
     parser.add_argument("--out", default="PARITY.md", help="where --render writes")
@@ -1022,7 +1030,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parts = None if args.parts is None else [p for p in args.parts.split(",") if p]
     if parts is not None:
-        error = _parts_error(pieces, parts)
+        error = _parts_error(pieces, parts, [valid[name] for name in args.tasks])
         if error:
             print(f"jaxcontrol parity: {error}")
             return 2
@@ -1050,14 +1058,19 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
-def _parts_error(pieces: list[str], parts: list[str]) -> str | None:
-    """What is wrong with `--parts` for `--pieces`, if anything (naming the valid parts)."""
-    if len(pieces) != 1 or pieces[0] not in PARTS:
-        return f"--parts needs exactly one of the pieces {', '.join(PARTS)} (got {pieces})"
-    valid = PARTS[pieces[0]]
-    unknown = [p for p in parts if p not in valid]
-    if unknown or not parts:
-        return f"unknown parts {unknown} of {pieces[0]}; valid parts: {', '.join(valid)}"
+def _parts_error(
+    pieces: list[str], parts: list[str], tasks: Sequence[tuple[str, str]]
+) -> str | None:
+    """What is wrong with `--parts` for `--pieces` of `tasks`, if anything (naming
+    the valid parts)."""
+    if len(pieces) != 1 or pieces[0] not in RESUMABLE:
+        return f"--parts needs exactly one of the pieces {', '.join(RESUMABLE)} (got {pieces})"
+    shards = {REGISTRY.prototype(*task).soak_shards for task in tasks} or {SOAK_SHARDS}
+    for count in sorted(shards):
+        valid = piece_parts(pieces[0], count)
+        unknown = [p for p in parts if p not in valid]
+        if unknown or not parts:
+            return f"unknown parts {unknown} of {pieces[0]}; valid parts: {', '.join(valid)}"
     return None
 
 

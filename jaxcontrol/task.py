@@ -56,6 +56,9 @@ class Task:
       reward_range: (low, high) bounds of every reward; dm_control's suite
         keeps its rewards in [0, 1] except for tasks such as LQR, whose reward
         is 1 minus an unbounded cost.
+      soak_shards: how many resumable parts the parity soak's 1024 environments
+        run in (`parity.soak`): more, and smaller, where a shard of 128 takes
+        longer than a working session on one CPU core (stacker).
 
     A task with an infinite `time_limit` has no truncation (`Env.episode_length`
     is None): its episodes end only at a terminal state (`get_termination`).
@@ -68,6 +71,7 @@ class Task:
     episode_parity: ClassVar[str] = "exact"
     solver_caps: ClassVar[tuple[int, int] | None] = None
     reward_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    soak_shards: ClassVar[int] = 8
 
     def make_model(self) -> mujoco.MjModel:
         """Builds this task's CPU MuJoCo model."""

@@ -9,6 +9,7 @@ import pytest
 
 import jaxcontrol
 from jaxcontrol import parity
+from jaxcontrol.registry import REGISTRY
 
 
 @pytest.fixture(scope="module")
@@ -283,6 +284,27 @@ def test_cli_parts_are_validated_against_the_piece(capsys):
         parity.measure_piece("pendulum", "swingup", "returns", parts=["sine"])
 
 
+def test_soak_shards_are_the_tasks_and_key_its_progress(env, tmp_path):
+    """A task's `soak_shards` sets the soak's layout, its valid parts and its
+    progress config (stacker's shards of 32 fit a session on one CPU core)."""
+    shards = {REGISTRY.prototype(*task).soak_shards for task in jaxcontrol.ALL_TASKS}
+    assert shards == {8, 32} and all(parity.SOAK_ENVS % count == 0 for count in shards)
+    stack, pendulum = ("stacker", "stack_2"), ("pendulum", "swingup")
+    assert parity._parts_error(["soak"], ["shard31", "replay0"], [stack]) is None
+    assert "valid parts: shard0" in parity._parts_error(["soak"], ["shard31"], [pendulum])
+    configs = {
+        (t, piece): parity.piece_progress(*t, piece, tmp_path).config
+        for t in [stack, pendulum]
+        for piece in ["soak", "returns"]
+    }
+    assert configs[stack, "soak"]["soak_shards"] == 32
+    # The default's config is as it was before soak_shards, and returns' have none.
+    assert "soak_shards" not in configs[pendulum, "soak"]
+    assert "soak_shards" not in configs[stack, "returns"]
+    soak = parity.soak(env, num_envs=8, steps=2)
+    assert soak["shards"] == env.task.soak_shards == 8 and soak["steps"] == 16
+
+
 def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, monkeypatch, capsys):
     measured, meanwhile = [], []
 
@@ -302,7 +324,8 @@ def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, mo
         other.part("a", lambda: 1)
 
     monkeypatch.setattr(parity, "PIECES", {"long": piece})
-    monkeypatch.setattr(parity, "PARTS", {"long": ("a", "b")})
+    monkeypatch.setattr(parity, "RESUMABLE", ("long",))
+    monkeypatch.setattr(parity, "piece_parts", lambda piece, shards=8: ("a", "b"))
     args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "long", "--parts"]
 
     def read():
