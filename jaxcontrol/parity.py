@@ -389,8 +389,9 @@ def returns(
 def _quarters(progress: Progress, run, policy: str, actions: np.ndarray, keys: jax.Array):
     """Our returns in parts `policy.0` ... (None where a part is left to another run)."""
     size = -(-len(keys) // RETURN_QUARTERS)
+    names = return_parts(policy)
     return [
-        progress.part(f"{policy}.{quarter}", _our_returns, run, keys[start : start + size], actions)
+        progress.part(names[quarter], _our_returns, run, keys[start : start + size], actions)
         for quarter, start in enumerate(range(0, len(keys), size))
     ]
 
@@ -717,8 +718,10 @@ def expand_parts(piece: str, parts: Sequence[str] | None) -> list[str] | None:
     its quarters and itself; every other name is one part."""
     if parts is None:
         return None
-    stands_for = {policy: return_parts(policy) for policy in POLICIES} if piece == "returns" else {}
-    return [name for part in parts for name in stands_for.get(part, (part,))]
+    policies = POLICIES if piece == "returns" else ()
+    return [
+        name for part in parts for name in (return_parts(part) if part in policies else (part,))
+    ]
 
 
 def solver_caps(domain: str, task: str) -> list[int] | None:
