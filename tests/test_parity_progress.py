@@ -37,6 +37,25 @@ def test_progress_keeps_parts_until_done(tmp_path):
     assert not path.exists()
 
 
+def test_progress_counts_the_seconds_of_every_earlier_part(tmp_path):
+    """A record's seconds include the quarters behind a policy that a later run only resumes."""
+    path = tmp_path / "p.json"
+    first = parity.Progress(path, {"n": 1})
+    for name in ("q.0", "q.1", "q", "r"):
+        first.part(name, lambda: 0)
+    saved = json.loads(path.read_text())
+    saved["seconds"] = {"q.0": 100.0, "q.1": 200.0, "q": 3.0, "r": 40.0}
+    path.write_text(json.dumps(saved))
+
+    later = parity.Progress(path, {"n": 1})
+    later.part("q", lambda: 1)  # resumed: its quarters are never asked for
+    later.part("s", lambda: 2)  # measured here: its time is this run's own
+    assert later.resumed == ["q"] and later.measured == ["s"]
+    assert later.earlier_seconds() == 343.0
+    later.done()
+    assert later.earlier_seconds() == 343.0  # still known once the parts file is gone
+
+
 def test_progress_ignores_parts_of_another_config(tmp_path):
     path = tmp_path / "p.json"
     parity.Progress(path, {"n": 1}).part("a", lambda: 1)
