@@ -9,10 +9,13 @@
 #   JOBS=benchmarks/throughput_jobs_gpu_large.txt WORKERS=3 LIMIT=480 \
 #     bash benchmarks/device_throughput.sh
 # LIMIT (seconds) stops the jobs; the rows measured by then land in $OUT/throughput.csv and
-# every job's log in $OUT/logs.tar.gz. Set XLA_FLAGS to measure compiler settings.
-#   bash benchmarks/device_throughput.sh probe --task stacker-stack_2 ...
+# every job's log in $OUT/logs.tar.gz. Set XLA_FLAGS to measure compiler settings. STEPS
+# (default 50) is the steps per timed call: a job times 8 calls, one job at a time, so for
+# the slowest models (humanoid_CMU: 787 env steps/s at batch 256) use STEPS=5.
+#   bash benchmarks/device_throughput.sh probe --task stacker-stack_2 ... \
+#     --log-dir $OUT/probe --vmodule hlo_pass_pipeline=1
 # runs benchmarks/gpu_compile_probe.py with those arguments instead (after the same setup),
-# its rows into $OUT/probe.csv.
+# its rows into $OUT/probe.csv and any logs under $OUT gzipped.
 set -uo pipefail
 if [ "${1:-}" = prepare ]; then
   bash ../shared/device/fetch-wheels.sh dm-env dm-tree wrapt attrs || exit
@@ -40,13 +43,16 @@ PY
 echo "setup took $((SECONDS - t0)) s"
 if [ "${1:-}" = probe ]; then
   shift
-  python3 benchmarks/gpu_compile_probe.py "$@" --csv "$OUT/probe.csv"
+  # Probes may run side by side (--jobs): none may take most of the GPU's memory.
+  XLA_PYTHON_CLIENT_PREALLOCATE=false python3 benchmarks/gpu_compile_probe.py "$@" \
+    --csv "$OUT/probe.csv"
+  find "$OUT" -name '*.log' -exec gzip -9 {} +
   echo "done after $((SECONDS - t0)) s"
   exit
 fi
 SECONDS_LIMIT=${LIMIT:-480} PYTHON=python3 bash benchmarks/throughput_parallel.sh \
   "${JOBS:-benchmarks/throughput_jobs_gpu_large.txt}" /tmp/tp/throughput.csv "${WORKERS:-3}" \
-  --steps 50 --env-steps 51200 --seconds 0.3 --repeats 2 --dm-steps 0
+  --steps "${STEPS:-50}" --env-steps 51200 --seconds 0.3 --repeats 2 --dm-steps 0
 cp /tmp/tp/throughput.csv "$OUT/"
 tar -C /tmp/tp -czf "$OUT/logs.tar.gz" throughput.csv.d
 echo "done after $((SECONDS - t0)) s"

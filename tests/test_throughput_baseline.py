@@ -43,11 +43,37 @@ def compile_probe(throughput):  # the throughput fixture puts benchmarks/ on the
     return importlib.import_module("gpu_compile_probe")
 
 
-def test_compile_probe_times_a_compile_and_stops_a_slow_one(compile_probe):
+def test_compile_probe_times_a_compile_and_stops_a_slow_one(compile_probe, tmp_path):
     """benchmarks/gpu_compile_probe.py: one program compiled alone in a fresh process."""
-    row = compile_probe.probe("pendulum-swingup", 2, "raw", "", timeout=300)
+    log = tmp_path / "raw.log"
+    row = compile_probe.probe(
+        "pendulum-swingup", 2, "raw", "", timeout=300, log=str(log), vmodule="hlo_pass_pipeline=1"
+    )
     assert row["status"] == "ok" and row["lower_s"] > 0 and row["compile_s"] > 0, row
+    # XLA's verbose log is kept, and its pass timings summed: "N s in passes; fusion 0.1, ..."
+    assert "HLO pass" in log.read_text() and " s in passes; " in row["passes"], row
     slow = compile_probe.probe("pendulum-swingup", 2, "reset", "", timeout=0.5)
     assert slow["status"] == "timeout 0.5 s" and slow["compile_s"] == "", slow
     failed = compile_probe.probe("pendulum-nope", 2, "ours", "", timeout=300)
     assert failed["status"].startswith("exit 1: ") and "nope" in failed["status"], failed
+
+
+def test_compile_probe_names_the_slowest_passes_and_the_one_still_running(compile_probe):
+    """Nested pipelines are timed as passes too: only the passes themselves are summed."""
+    prefix = "I1129 22:21:58.896985   30433 hlo_pass_pipeline.cc:"
+    log = "\n".join(
+        [
+            f"{prefix}296] Running HLO pass pipeline on module jit_step: simplification",
+            f"{prefix}174]   HLO pass algsimp",
+            f"{prefix}169] HLO pass: algsimp time: 1.5 s (1.5 s) (cumulative: 1.5 s)",
+            f"{prefix}174]   HLO pass fusion",
+            f"{prefix}169] HLO pass: fusion time: 250 ms (250 ms) (cumulative: 250 ms)",
+            f"{prefix}169] HLO pass: simplification time: 1.75 s (1.75 s) (cumulative: 1.75 s)",
+            f"{prefix}174]   HLO pass algsimp",
+            f"{prefix}169] HLO pass: algsimp time: 500 us (500 us) (cumulative: 1.5 s)",
+            f"{prefix}174]   HLO pass copy-insertion",
+        ]
+    )
+    summary = compile_probe.pass_summary(log)
+    assert summary == "1.8 s in passes; algsimp 1.5, fusion 0.2; still in copy-insertion", summary
+    assert compile_probe.pass_summary("no verbose log") == ""
