@@ -2,6 +2,7 @@
 physics of a real episode: per-episode model fields are written into its model."""
 
 import importlib
+import os
 import pathlib
 
 import jax
@@ -77,3 +78,20 @@ def test_compile_probe_names_the_slowest_passes_and_the_one_still_running(compil
     summary = compile_probe.pass_summary(log)
     assert summary == "1.8 s in passes; algsimp 1.5, fusion 0.2; still in copy-insertion", summary
     assert compile_probe.pass_summary("no verbose log") == ""
+
+
+def test_compile_probe_pass_timeline_lists_the_dumps_in_order_and_removes_them(
+    compile_probe, tmp_path
+):
+    dump = tmp_path / "raw.log.dump"
+    dump.mkdir()
+    for seconds, name in [(3.0, "module_0001.jit_step.0002.fusion.txt"), (1.0, "before.txt")]:
+        (dump / name).write_text("HloModule")
+        os.utime(dump / name, (100.0 + seconds, 100.0 + seconds))
+    compile_probe._write_timeline(dump, 100.0, tmp_path / "raw.log.passes")
+    lines = (tmp_path / "raw.log.passes").read_text().splitlines()
+    assert [line.split() for line in lines] == [
+        ["1.00", "before.txt"],
+        ["3.00", "module_0001.jit_step.0002.fusion.txt"],
+    ]
+    assert not dump.exists()
