@@ -16,6 +16,11 @@
 #     --log-dir $OUT/probe --vmodule hlo_pass_pipeline=1
 # runs benchmarks/gpu_compile_probe.py with those arguments instead (after the same setup),
 # its rows into $OUT/probe.csv and any logs under $OUT gzipped.
+#   LIMIT=480 bash benchmarks/device_throughput.sh parity humanoid_CMU-walk --pieces soak \
+#     --parts shard0,shard1
+# runs `python -m jaxcontrol parity` with those arguments (deterministic GPU ops), stopped
+# after LIMIT seconds, and returns parity_records/ (saved parts in its progress/) under $OUT.
+# Parts saved there carry the GPU's jax version, so they resume only on the GPU machine.
 set -uo pipefail
 if [ "${1:-}" = prepare ]; then
   bash ../shared/device/fetch-wheels.sh dm-env dm-tree wrapt attrs || exit
@@ -41,6 +46,20 @@ jaxcontrol.load("dog", "stand")
 print("jax", jax.__version__, jax.devices(), "- the dog model loads")
 PY
 echo "setup took $((SECONDS - t0)) s"
+if [ "${1:-}" = parity ]; then
+  shift
+  # The soak's replay must be bit-identical: XLA's GPU scatter-adds are not, unless told.
+  det=--xla_gpu_deterministic_ops=true
+  if XLA_FLAGS="$det" python3 -c 'import jax; jax.devices()' 2>/dev/null; then
+    export XLA_FLAGS="${XLA_FLAGS:-} $det"
+  else
+    echo "this XLA does not know $det: the soak's replay may differ" >&2
+  fi
+  timeout "${LIMIT:-480}" python3 -m jaxcontrol parity "$@"
+  echo "parity exited $? after $((SECONDS - t0)) s"
+  cp -r parity_records "$OUT/"
+  exit
+fi
 if [ "${1:-}" = probe ]; then
   shift
   # Probes may run side by side (--jobs): none may take most of the GPU's memory.
