@@ -3,8 +3,9 @@
 #
 # Here, once per session, from the project's root (PYTHON: an interpreter with dm-control):
 #   PYTHON=.venv/bin/python bash benchmarks/device_throughput.sh prepare
-# puts mujoco, mujoco-mjx and dm-env wheels into .whl/, and dm_control's dog meshes (7 MB
-# compressed; the GPU image has no dm-control) into .lease/, both ignored by git. Then one
+# puts mujoco, mujoco-mjx, dm-env and lxml wheels into .whl/, and dm_control's dog meshes (7 MB
+# compressed; the GPU image has no dm-control) and its suite (5 MB) into .lease/, both
+# ignored by git (55 MB in all; a device run carries at most 64 MB). Then one
 # device run, with carry [".whl", ".lease"]:
 #   JOBS=benchmarks/throughput_jobs_gpu_large.txt WORKERS=3 LIMIT=480 \
 #     bash benchmarks/device_throughput.sh
@@ -23,18 +24,25 @@
 # Parts saved there carry the GPU's jax version, so they resume only on the GPU machine.
 set -uo pipefail
 if [ "${1:-}" = prepare ]; then
-  bash ../shared/device/fetch-wheels.sh dm-env dm-tree wrapt attrs || exit
+  bash ../shared/device/fetch-wheels.sh dm-env dm-tree wrapt attrs lxml || exit
   grep -qxF '/.lease/' .git/info/exclude || echo '/.lease/' >> .git/info/exclude
   mkdir -p .lease
   site=$("${PYTHON:-python3}" -c 'import dm_control, pathlib; print(pathlib.Path(dm_control.__file__).parents[1])') || exit
-  tar -C "$site" -cJf .lease/dog_assets.tar.xz dm_control/suite/dog_assets && du -sh .whl .lease
+  tar -C "$site" -cJf .lease/dog_assets.tar.xz dm_control/suite/dog_assets || exit
+  # dm_control's suite, the reference that `parity` compares with (returns), without the
+  # packages the suite does not import and without the dog's meshes (above): 5 MB packed.
+  tar -C "$site" -cJf .lease/dm_control_suite.tar.xz --exclude=__pycache__ --exclude='*_test.py' \
+    --exclude=dm_control/suite/dog_assets dm_control/__init__.py dm_control/_render \
+    dm_control/mujoco dm_control/rl dm_control/suite dm_control/utils && du -sh .whl .lease
   exit
 fi
 t0=$SECONDS
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 2
-# A bare dm_control folder on the path is found as a namespace package by mjcf.dog.asset_dir.
+# dog's meshes (mjcf.dog.asset_dir finds them in the dm_control folder on the path) and,
+# where prepare packed it, dm_control's suite.
 mkdir -p /tmp/dmc && tar -C /tmp/dmc -xJf .lease/dog_assets.tar.xz || exit 2
+if [ -f .lease/dm_control_suite.tar.xz ]; then tar -C /tmp/dmc -xJf .lease/dm_control_suite.tar.xz; fi
 export PYTHONPATH=/tmp/site:/tmp/dmc:$PWD MUJOCO_GL=disable PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 - <<'PY' || exit 3
@@ -44,6 +52,13 @@ import jaxcontrol
 assert jax.default_backend() == "gpu", jax.devices()
 jaxcontrol.load("dog", "stand")
 print("jax", jax.__version__, jax.devices(), "- the dog model loads")
+try:
+    from dm_control import suite
+
+    suite.load("humanoid_CMU", "walk").reset()
+    print("dm_control's suite loads (parity's returns can run here)")
+except Exception as error:  # the soak and the throughput need no dm_control
+    print(f"no dm_control here ({error!r}): parity's returns cannot run")
 PY
 echo "setup took $((SECONDS - t0)) s"
 if [ "${1:-}" = parity ]; then
