@@ -5,7 +5,7 @@
 #   PYTHON=.venv/bin/python bash benchmarks/device_throughput.sh prepare
 # puts mujoco, mujoco-mjx, dm-env and lxml wheels into .whl/, and dm_control's dog meshes (7 MB
 # compressed; the GPU image has no dm-control) and its suite (5 MB) into .lease/, both
-# ignored by git (55 MB in all; a device run carries at most 64 MB). Then one
+# ignored by git (54 MB in all; a device run carries at most 64 MB). Then one
 # device run, with carry [".whl", ".lease"]:
 #   JOBS=benchmarks/throughput_jobs_gpu_large.txt WORKERS=3 LIMIT=480 \
 #     bash benchmarks/device_throughput.sh
