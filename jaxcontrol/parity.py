@@ -67,8 +67,8 @@ POLICIES = ("zero", "sinusoid", "bang_bang")
 
 
 def soak_parts(shards: int) -> tuple[str, ...]:
-    """The soak's part names: its shards, then the replay of shard 0."""
-    return (*(f"shard{shard}" for shard in range(shards)), "replay0")
+    """The soak's part names: its shards, then the replay (`_soak_replay`)."""
+    return (*(f"shard{shard}" for shard in range(shards)), "replay")
 
 
 def return_parts(policy: str, quarters: int = RETURN_QUARTERS) -> tuple[str, ...]:
@@ -484,8 +484,8 @@ def soak(
     follow dm_env (LAST with discount 1 exactly at the time limit when it fits in
     `steps`; before it, LAST only at a terminal state, with a discount below 1,
     and LAST from then on), no observation entry stays
-    constant, and that a replay of the first shard ends in bit-identical
-    states (run-to-run determinism: same keys, same actions, same batch layout).
+    constant, and that a replay of a shard ends in bit-identical states
+    (run-to-run determinism: same keys, same actions, same batch layout).
     The environments run in `shards` equal batches (one compile), each from its
     own key, each a resumable part; by default the task's `soak_shards`.
 
@@ -501,7 +501,7 @@ def soak(
     run = _soak(env, num_envs // shards, steps)
     names = soak_parts(shards)
     parts = [progress.part(names[shard], _soak_shard, run, shard) for shard in range(shards)]
-    replay = progress.part(names[-1], _soak_replay, run, parts[0])
+    replay = progress.part(names[-1], _soak_replay, run, parts)
     progress.done()
     low, high = env.task.reward_range
     lo = {k: np.min([p["lo"][k] for p in parts], axis=0) for k in parts[0]["lo"]}
@@ -523,33 +523,43 @@ def soak(
         # Replay parts saved before host fingerprints compared with shard 0 itself.
         "replay_identical": replay["final_digest"]
         == replay.get("reference_digest", parts[0]["final_digest"]),
+        "replayed": f"shard{replay.get('shard', 0)}",
         "replay_reference": replay.get("reference", "shard0"),
     }
 
 
 def _soak_replay(
-    run: Callable[[jax.Array], dict[str, Any]], first: dict[str, Any] | None
+    run: Callable[[jax.Array], dict[str, Any]], parts: Sequence[dict[str, Any] | None]
 ) -> dict[str, Any]:
-    """Shard 0 again, and the digest it must equal: shard 0's own where this host
-    measured it, else (another host, or shard 0 not saved yet by a run sharing the
-    parts) a second run of shard 0 on this host. Parts resume across machines, and
-    float results are reproducible only on one host (`host_fingerprint`)."""
-    out = _soak_shard(run, 0)
-    same = first is not None and first.get("host") == out["host"]
-    reference = first["final_digest"] if same else _soak_shard(run, 0)["final_digest"]
+    """A shard again, and the digest it must equal. Parts resume across machines, and
+    float results repeat only on one host (`host_fingerprint`), so the replay takes
+    the first shard that this host measured and compares with its saved digest; where
+    none was (all measured elsewhere, or not saved yet by a run sharing the parts), it
+    runs shard 0 twice here and compares the two."""
+    here = host_fingerprint()
+    mine = [i for i, part in enumerate(parts) if part is not None and part.get("host") == here]
+    shard = mine[0] if mine else 0
+    out = _soak_shard(run, shard)
+    if mine:
+        reference, how = parts[shard]["final_digest"], f"shard{shard}"
+    else:
+        reference, how = _soak_shard(run, shard)["final_digest"], "a second replay on this host"
     return {
+        "shard": shard,
         "final_digest": out["final_digest"],
         "reference_digest": reference,
-        "reference": "shard0" if same else "a second replay on this host",
+        "reference": how,
         "host": out["host"],
     }
 
 
 @functools.cache
 def host_fingerprint() -> str:
-    """What compiled code depends on: the CPU's model and feature flags, jaxlib, and the
-    device kind. XLA:CPU vectorises for the host's features, so the order of float
-    reductions, and so the last bits of a chaotic rollout, may differ between CPUs."""
+    """What compiled code depends on: the CPU's model and feature flags, the cores this
+    process may run on, jaxlib, and the device kind. XLA:CPU vectorises for the host's
+    features and splits work over a thread pool sized by the cores it may use, so the
+    order of float reductions, and so the last bits of a chaotic rollout, may differ
+    between CPUs and between core counts (`taskset`)."""
     import jaxlib
 
     try:
@@ -557,7 +567,8 @@ def host_fingerprint() -> str:
             cpu = "".join(sorted({line for line in f if line.startswith(("model name", "flags"))}))
     except OSError:  # not Linux
         cpu = f"{platform.machine()} {platform.processor()}"
-    text = f"{cpu}|{jaxlib.__version__}|{jax.devices()[0].device_kind}"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    text = f"{cpu}|{cores}|{jaxlib.__version__}|{jax.devices()[0].device_kind}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -996,8 +1007,9 @@ def render(records: list[dict[str, Any]]) -> str:
         ),
         (
             f"- **Soak**: {SOAK_ENVS} environments x {SOAK_STEPS} random-action steps in float32; "
-            "target 0 non-finite states, and a replay of shard 0 that ends bit-identical on "
-            "the same host (two runs there where shard 0 was measured on another machine)."
+            "target 0 non-finite states, and a replay of a shard that ends bit-identical on "
+            "the host that measured it (shard 0 twice where every shard was measured on "
+            "another machine or core count)."
         ),
         "",
     ]

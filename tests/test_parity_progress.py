@@ -107,7 +107,7 @@ def test_a_replay_that_differs_is_reported_as_nondeterminism(env, monkeypatch):
 
 def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkeypatch):
     """Parts resume across machines, but float results repeat only on one host: where
-    shard 0 was measured elsewhere, the replay compares two runs of it on this host."""
+    every shard was measured elsewhere, the replay compares two runs of shard 0 here."""
     kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
     path = tmp_path / "soak.json"
     measure_shard, measured = parity._soak_shard, []
@@ -128,13 +128,64 @@ def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkey
     soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
     assert measured == [0, 1, 0, 0]  # the replay, then its reference, both here
     assert soak["replay_identical"] and soak["replay_reference"] == "a second replay on this host"
+    assert soak["replayed"] == "shard0"
     assert soak["replay_reference"] != parity.soak(env, **kwargs)["replay_reference"]
 
     # A run given only the replay, before another run saved shard 0: two runs here too.
     measured.clear()
     with pytest.raises(parity.PartsLeft):
-        parity.soak(env, progress=parity.Progress(tmp_path / "b.json", only=["replay0"]), **kwargs)
+        parity.soak(env, progress=parity.Progress(tmp_path / "b.json", only=["replay"]), **kwargs)
     assert measured == [0, 0]
+
+
+def test_a_replay_takes_a_shard_this_host_measured_and_runs_it_once(env, tmp_path, monkeypatch):
+    """Shard 0 came from another machine, shard 1 from this one: the replay runs shard 1
+    once and compares with its saved digest, so a nondeterministic shard 1 fails."""
+    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
+    path = tmp_path / "soak.json"
+    measure_shard, measured = parity._soak_shard, []
+
+    def elsewhere(run, shard):
+        measured.append(shard)
+        return {**measure_shard(run, shard), "final_digest": "amd", "host": "amd"}
+
+    monkeypatch.setattr(parity, "_soak_shard", elsewhere)
+    with pytest.raises(parity.PartsLeft):
+        parity.soak(env, progress=parity.Progress(path, only=["shard0"]), **kwargs)
+    assert json.loads(path.read_text())["parts"]["shard0"]["host"] == "amd"
+
+    def here(run, shard):
+        measured.append(shard)
+        return measure_shard(run, shard)
+
+    monkeypatch.setattr(parity, "_soak_shard", here)
+    saved = path.read_text()
+    soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
+    assert measured == [0, 1, 1]  # shard 1 here, then its replay, once
+    assert soak["replay_identical"] and soak["replayed"] == "shard1"
+    assert soak["replay_reference"] == "shard1"
+
+    def flaky(run, shard):  # the replay of shard 1 ends elsewhere than shard 1 did
+        out = here(run, shard)
+        return {**out, "final_digest": "other"} if measured.count(1) == 2 else out
+
+    measured.clear()
+    path.write_text(saved)
+    monkeypatch.setattr(parity, "_soak_shard", flaky)
+    soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
+    assert measured == [1, 1] and not soak["replay_identical"]
+
+
+def test_the_host_fingerprint_names_the_cores_a_process_may_use(monkeypatch):
+    """XLA:CPU sizes its thread pool by the cores it may run on, which can reorder float
+    reductions: a process pinned to one core (`taskset -c 0`) is another host."""
+    prints = {}
+    for cores in [{0}, {0, 1}, {1}]:
+        parity.host_fingerprint.cache_clear()
+        monkeypatch.setattr(parity.os, "sched_getaffinity", lambda pid, c=cores: c, raising=False)
+        prints[len(cores)] = prints.get(len(cores), set()) | {parity.host_fingerprint()}
+    parity.host_fingerprint.cache_clear()
+    assert len(prints[1]) == 1 and prints[1] != prints[2]  # the count, not which cores
 
 
 def test_returns_run_in_quarters_that_resume_to_the_uninterrupted_result(env, tmp_path):
@@ -270,10 +321,10 @@ def test_runs_sharing_a_piece_measure_only_their_parts_and_the_last_completes(
     first = parity.Progress(path, only=["shard1"])
     with pytest.raises(parity.PartsLeft) as left:
         parity.soak(env, progress=first, **kwargs)
-    assert left.value.parts == ["shard0", "replay0"] and measured == [1]
+    assert left.value.parts == ["shard0", "replay"] and measured == [1]
     assert path.exists()  # the parts stay for the other run
 
-    second = parity.Progress(path, only=["shard0", "replay0"])
+    second = parity.Progress(path, only=["shard0", "replay"])
     assert parity.soak(env, progress=second, **kwargs) == whole
     assert measured == [1, 0, 0] and second.resumed == ["shard1"]
     assert not path.exists()
@@ -309,7 +360,7 @@ def test_soak_shards_are_the_tasks_and_key_its_progress(env, tmp_path):
     shards = {REGISTRY.prototype(*task).soak_shards for task in jaxcontrol.ALL_TASKS}
     assert shards == {8, 32} and all(parity.SOAK_ENVS % count == 0 for count in shards)
     stack, pendulum = ("stacker", "stack_2"), ("pendulum", "swingup")
-    assert parity._parts_error(["soak"], ["shard31", "replay0"], [stack]) is None
+    assert parity._parts_error(["soak"], ["shard31", "replay"], [stack]) is None
     assert "valid parts: shard0" in parity._parts_error(["soak"], ["shard31"], [pendulum])
     configs = {
         (t, piece): parity.piece_progress(*t, piece, tmp_path).config
