@@ -427,9 +427,10 @@ def _dm_control_return(dm_env, actions: np.ndarray) -> float:
     return total
 
 
+@functools.cache
 def _open_loop_returns(env: Env) -> Callable[[jax.Array, jax.Array], jax.Array]:
     """A jitted `(keys, actions) -> returns` of episodes under one action sequence
-    (rewards up to each episode's LAST step: none after it is counted)."""
+    (rewards up to each episode's LAST step: none after it is counted); one per env."""
 
     @jax.jit
     def run(keys, actions):
@@ -586,9 +587,11 @@ def _soak_shard(run: Callable[[jax.Array], dict[str, Any]], shard: int) -> dict[
     return out
 
 
+@functools.cache
 def _soak(env: Env, num_envs: int, steps: int) -> Callable[[jax.Array], dict[str, Any]]:
     """A jitted `key -> statistics` of one batch of `num_envs` soaking, with the
-    final states' physics, observation and reward under `"final"`."""
+    final states' physics, observation and reward under `"final"` (one per
+    env and size, so that soaks of the same shape share one compile)."""
 
     @jax.jit
     def run(key):
