@@ -45,19 +45,39 @@ def constraint_rows(env) -> int:
     return int(env._initial_data()._impl.efc_J.shape[0])
 
 
+def _without_what_mjx_ignores(model: mujoco.MjModel) -> mujoco.MjModel:
+    """`model` (modified in place) with fixed values in the fields that MJX's step
+    reads nowhere: the statistics its `Statistic` documents as unused, and the sizes
+    of planes, which only rays read (kept where the model has rangefinders).
+    quadruped walk and run (and dog's stand, trot and run) differ in nothing else
+    (their floors' sizes), so they share a key; tests/test_physics.py proves that MJX's
+    step ignores these fields."""
+    model.stat.extent = 1.0
+    model.stat.center[:] = 0.0
+    model.stat.meanmass = model.stat.meansize = 1.0
+    if mujoco.mjtSensor.mjSENS_RANGEFINDER not in model.sensor_type:
+        model.geom_size[model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE] = 0.0
+    return model
+
+
 @functools.cache
 def physics_key(task) -> tuple:
     """What MJX compiles of `task`'s physics: its domain, compiled model (as MJX gets
-    it, solver caps included), substeps and per-episode model fields (which enter
+    it, solver caps included, less what MJX's step ignores), substeps and per-episode model fields (which enter
     the physics as data, or, where MJX keeps them static, as a program per value).
     Tasks with equal keys step the same physics program; only their task code
     (resets, observations, rewards) differs."""
     env = jaxcontrol.load(*task)
     model = compat.to_mjx_compatible(env.mj_model, env.task.solver_caps)
+    digest = model_digest(_without_what_mjx_ignores(model))
+    return (task[0], digest, env.n_sub_steps, env.task.episode_model_fields)
+
+
+def model_digest(model: mujoco.MjModel) -> str:
+    """A hash of the compiled model's bytes (`mj_saveModel`)."""
     buffer = np.zeros(mujoco.mj_sizeModel(model), np.uint8)
     mujoco.mj_saveModel(model, None, buffer)
-    digest = hashlib.sha256(buffer.tobytes()).hexdigest()
-    return (task[0], digest, env.n_sub_steps, env.task.episode_model_fields)
+    return hashlib.sha256(buffer.tobytes()).hexdigest()
 
 
 def backend_for(task, config) -> str:

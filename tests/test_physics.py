@@ -6,12 +6,14 @@ tests compare it with stock `mjx.forward` / `mjx.step` on random states of every
 domain's model, so a MuJoCo upgrade that reorders MJX's stages fails here first.
 """
 
+import copy
 import functools
 
 import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+import pertask
 import pytest
 from mujoco import mjx
 
@@ -155,3 +157,84 @@ def test_contact_count_is_c_mujocos_ncon():
     assert 0 in expected and max(expected) > 1  # both kinds of pose occur
     np.testing.assert_array_equal(counts > 0, np.array(expected) > 0)
     np.testing.assert_array_equal(counts, expected)
+
+
+_ON_A_PLANE = """
+<mujoco>
+  <default><geom contype="2" conaffinity="1"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="{size} {size} 0.1" contype="1" conaffinity="2"/>
+    <body pos="-1.5 0 0.1"><freejoint/><geom type="sphere" size="0.1"/></body>
+    <body pos="-0.75 0 0.1" euler="0 80 0"><freejoint/><geom type="capsule" size="0.05 0.2"/></body>
+    <body pos="0 0 0.1" euler="10 5 0"><freejoint/><geom type="box" size="0.1 0.08 0.06"/></body>
+    <body pos="0.75 0 0.1" euler="0 20 0"><freejoint/><geom type="ellipsoid" size="0.12 0.08 0.05"/></body>
+    <body pos="1.5 0 0.1" euler="30 0 0"><freejoint/><geom type="cylinder" size="0.08 0.1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _settle(model, data, steps=60):
+    return jax.lax.fori_loop(0, steps, lambda _, d: mjx.step(model, d), data)
+
+
+def test_mjx_step_ignores_what_the_physics_key_drops():
+    """`pertask.physics_key` lets tasks share MJX tests where their models differ only in
+    planes' sizes and the model statistics: MJX's step must then be bit-identical. Every
+    primitive that MJX collides with a plane lands on a small and on a huge floor."""
+    small, huge = (mujoco.MjModel.from_xml_string(_ON_A_PLANE.format(size=s)) for s in (1, 80))
+    assert small.stat.extent != huge.stat.extent
+    keyless = [pertask._without_what_mjx_ignores(copy.deepcopy(m)) for m in (small, huge)]
+    np.testing.assert_array_equal(keyless[0].geom_size, keyless[1].geom_size)
+    data = mjx.put_data(small, mujoco.MjData(small))
+    settle = jax.jit(_settle)
+    ends = [settle(mjx.put_model(m), data) for m in (small, huge)]
+    contact = ends[0]._impl.contact
+    touching = np.asarray(contact.geom)[np.asarray(contact.dist) < 0]
+    assert set(touching[:, 1]) == set(range(1, small.ngeom))  # every body is on the floor
+    for field in ("qpos", "qvel", "qacc"):
+        np.testing.assert_array_equal(getattr(ends[0], field), getattr(ends[1], field), field)
+
+
+def test_the_physics_key_keeps_plane_sizes_where_rays_read_them():
+    with_rays = _ON_A_PLANE.replace(
+        '<body pos="-1.5', '<site name="eye" pos="0 0 1" zaxis="1 0 -1"/><body pos="-1.5'
+    ).replace("</worldbody>", "</worldbody><sensor><rangefinder site='eye'/></sensor>")
+    model = pertask._without_what_mjx_ignores(
+        mujoco.MjModel.from_xml_string(with_rays.format(size=3))
+    )
+    np.testing.assert_array_equal(model.geom_size[0], [3, 3, 0.1])
+
+
+def _tasks_sharing_a_key_with_different_models():
+    """(first task, sibling) pairs whose compiled models differ but whose keys agree."""
+    pairs = []
+    for domain, names in jaxcontrol.TASKS_BY_DOMAIN.items():
+        first = (domain, names[0])
+        for task in ((domain, name) for name in names[1:]):
+            models = (jaxcontrol.load(*t).mj_model for t in (first, task))
+            if len({pertask.model_digest(m) for m in models}) == 2 and (
+                pertask.physics_key(first) == pertask.physics_key(task)
+            ):
+                pairs.append((first, task))
+    return pairs
+
+
+def test_quadruped_walk_and_run_share_a_physics_key():
+    """Their floors' sizes are their only difference, so `--backend auto` runs run's
+    tests on C (its task code) and walk's on MJX (the shared physics)."""
+    assert pertask.physics_key(("quadruped", "walk")) == pertask.physics_key(("quadruped", "run"))
+
+
+@pytest.mark.full
+def test_tasks_whose_physics_keys_agree_step_bit_identically_on_mjx():
+    """The full-tier check on the suite's own models, from each first task's resets."""
+    pairs = _tasks_sharing_a_key_with_different_models()
+    assert (("quadruped", "walk"), ("quadruped", "run")) in pairs
+    settle = jax.jit(jax.vmap(_settle, in_axes=(None, 0)))
+    for first, task in pairs:
+        env = jaxcontrol.load(*first)
+        data = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(5), 4)).data
+        ends = [settle(jaxcontrol.load(*t).mjx_model, data) for t in (first, task)]
+        for field in ("qpos", "qvel", "qacc"):
+            np.testing.assert_array_equal(getattr(ends[0], field), getattr(ends[1], field))
