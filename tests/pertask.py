@@ -45,7 +45,7 @@ def constraint_rows(env) -> int:
     return int(env._initial_data()._impl.efc_J.shape[0])
 
 
-def _without_what_mjx_ignores(model: mujoco.MjModel) -> mujoco.MjModel:
+def without_what_mjx_ignores(model: mujoco.MjModel) -> mujoco.MjModel:
     """`model` (modified in place) with fixed values in the fields that MJX's step
     reads nowhere: the statistics its `Statistic` documents as unused, and the sizes
     of planes, which only rays read (kept where the model has rangefinders).
@@ -63,13 +63,14 @@ def _without_what_mjx_ignores(model: mujoco.MjModel) -> mujoco.MjModel:
 @functools.cache
 def physics_key(task) -> tuple:
     """What MJX compiles of `task`'s physics: its domain, compiled model (as MJX gets
-    it, solver caps included, less what MJX's step ignores), substeps and per-episode model fields (which enter
-    the physics as data, or, where MJX keeps them static, as a program per value).
+    it, solver caps included, less what MJX's step ignores), substeps and per-episode
+    model fields (which enter the physics as data, or, where MJX keeps them static, as
+    a program per value).
     Tasks with equal keys step the same physics program; only their task code
     (resets, observations, rewards) differs."""
     env = jaxcontrol.load(*task)
     model = compat.to_mjx_compatible(env.mj_model, env.task.solver_caps)
-    digest = model_digest(_without_what_mjx_ignores(model))
+    digest = model_digest(without_what_mjx_ignores(model))
     return (task[0], digest, env.n_sub_steps, env.task.episode_model_fields)
 
 

@@ -184,7 +184,7 @@ def test_mjx_step_ignores_what_the_physics_key_drops():
     primitive that MJX collides with a plane lands on a small and on a huge floor."""
     small, huge = (mujoco.MjModel.from_xml_string(_ON_A_PLANE.format(size=s)) for s in (1, 80))
     assert small.stat.extent != huge.stat.extent
-    keyless = [pertask._without_what_mjx_ignores(copy.deepcopy(m)) for m in (small, huge)]
+    keyless = [pertask.without_what_mjx_ignores(copy.deepcopy(m)) for m in (small, huge)]
     np.testing.assert_array_equal(keyless[0].geom_size, keyless[1].geom_size)
     data = mjx.put_data(small, mujoco.MjData(small))
     settle = jax.jit(_settle)
@@ -200,7 +200,7 @@ def test_the_physics_key_keeps_plane_sizes_where_rays_read_them():
     with_rays = _ON_A_PLANE.replace(
         '<body pos="-1.5', '<site name="eye" pos="0 0 1" zaxis="1 0 -1"/><body pos="-1.5'
     ).replace("</worldbody>", "</worldbody><sensor><rangefinder site='eye'/></sensor>")
-    model = pertask._without_what_mjx_ignores(
+    model = pertask.without_what_mjx_ignores(
         mujoco.MjModel.from_xml_string(with_rays.format(size=3))
     )
     np.testing.assert_array_equal(model.geom_size[0], [3, 3, 0.1])
