@@ -15,7 +15,8 @@ one task, in one process (float64 and float32 alike):
 The long pieces (returns, per quarter of a policy's episodes; soak, per shard)
 keep their finished parts in a `Progress` file beside the records, so that a run
 stopped midway (a session on a 2-core machine ends; humanoid's soak takes hours
-there) resumes where it was.
+there) resumes where it was; a soak shard also saves its state every 100 steps
+(`soak_checkpoint`), and resumes inside the shard.
 Several processes can share one piece's parts (`--parts`, one core each): each
 measures its own, and the last to finish writes the record.
 `targets(record, task)` lists every target a record misses; `render` writes
@@ -42,14 +43,14 @@ import pathlib
 import platform
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import jaxcontrol
-from jaxcontrol import equivalence
+from jaxcontrol import equivalence, soak_checkpoint
 from jaxcontrol.core import Env, StepType
 from jaxcontrol.registry import REGISTRY
 
@@ -59,6 +60,7 @@ RESETS_OURS, RESETS_REFERENCE = 1024, 600
 CONFIRM_BATCHES, CONFIRM_REFERENCE, CONFIRM_SEED_OFFSET = 3, 3000, 100
 RETURN_EPISODES, RETURN_QUARTERS = 64, 4
 SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS = 1024, 1000, 8
+SOAK_CHECKPOINT_EVERY = 100  # steps between a soak shard's checkpoints
 KS_THRESHOLD = 1e-3
 Z_THRESHOLD = 4.0
 EPISODE_EXACT_RTOL = 1e-6
@@ -160,8 +162,10 @@ class Progress:
             self.skipped.append(name)
             return None
         start = time.perf_counter()
-        self.parts[name] = measure(*args)
-        self.seconds[name] = round(time.perf_counter() - start, 1)
+        result = measure(*args)
+        before = result.pop("seconds_before", 0.0) if isinstance(result, dict) else 0.0
+        self.parts[name] = result
+        self.seconds[name] = round(time.perf_counter() - start + before, 1)
         self.measured.append(name)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,7 +175,23 @@ class Progress:
                 saved = {"config": self.config, "parts": self.parts, "seconds": self.seconds}
                 tmp.write_text(json.dumps(saved))
                 tmp.replace(self.path)
+                for checkpoint in self._checkpoints(name):
+                    checkpoint.unlink(missing_ok=True)
         return self.parts[name]
+
+    def checkpoint(self, name: str, **meta: Any) -> soak_checkpoint.Checkpoint | None:
+        """Where part `name` may keep its state while it runs (a soak shard's carry,
+        `soak_checkpoint`), tied to this config and `meta`; the file goes once the part
+        is saved. None where nothing is kept."""
+        if self.path is None:
+            return None
+        path = self.path.with_name(f"{self.path.stem}.{name}.npz")
+        return soak_checkpoint.Checkpoint(path, {"config": self.config, "part": name, **meta})
+
+    def _checkpoints(self, name: str = "*") -> list[pathlib.Path]:
+        """Part `name`'s checkpoint files (its own and its sub-runs': `name.*`)."""
+        stem, folder = self.path.stem, self.path.parent
+        return sorted({*folder.glob(f"{stem}.{name}.npz"), *folder.glob(f"{stem}.{name}.*.npz")})
 
     def earlier_seconds(self) -> float:
         """What the saved parts that this run did not measure took, all of them:
@@ -190,6 +210,8 @@ class Progress:
             with _locked(self.path.parent):
                 self.path.unlink(missing_ok=True)
                 self.completing.unlink(missing_ok=True)
+                for checkpoint in self._checkpoints():
+                    checkpoint.unlink(missing_ok=True)
 
     @property
     def completing(self) -> pathlib.Path | None:
@@ -477,6 +499,7 @@ def soak(
     steps: int = SOAK_STEPS,
     shards: int | None = None,
     progress: Progress | None = None,
+    checkpoint_every: int = SOAK_CHECKPOINT_EVERY,
 ) -> dict[str, Any]:
     """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
 
@@ -488,7 +511,9 @@ def soak(
     constant, and that a replay of a shard ends in bit-identical states
     (run-to-run determinism: same keys, same actions, same batch layout).
     The environments run in `shards` equal batches (one compile), each from its
-    own key, each a resumable part; by default the task's `soak_shards`.
+    own key, each a resumable part; by default the task's `soak_shards`. A shard
+    that stops midway resumes from its last checkpoint, taken every
+    `checkpoint_every` steps (`soak_checkpoint`).
 
     Environments at different positions of one batch are not compared: XLA's CPU
     code (jax 0.9.2, fusion emitters off) rounds some operations differently by
@@ -499,10 +524,13 @@ def soak(
     if num_envs % shards:
         raise ValueError(f"num_envs={num_envs} must be a multiple of shards={shards}")
     progress = progress or Progress(None)
-    run = _soak(env, num_envs // shards, steps)
+    run = _soak(env, num_envs // shards, steps, checkpoint_every)
     names = soak_parts(shards)
-    parts = [progress.part(names[shard], _soak_shard, run, shard) for shard in range(shards)]
-    replay = progress.part(names[-1], _soak_replay, run, parts)
+    parts = [
+        progress.part(name, _soak_shard, run, shard, _shard_checkpoint(progress, name, shard, run))
+        for shard, name in enumerate(names[:-1])
+    ]
+    replay = progress.part(names[-1], _soak_replay, run, parts, progress, names[-1])
     progress.done()
     low, high = env.task.reward_range
     lo = {k: np.min([p["lo"][k] for p in parts], axis=0) for k in parts[0]["lo"]}
@@ -530,27 +558,39 @@ def soak(
 
 
 def _soak_replay(
-    run: Callable[[jax.Array], dict[str, Any]], parts: Sequence[dict[str, Any] | None]
+    run: _Soaker, parts: Sequence[dict[str, Any] | None], progress: Progress, name: str
 ) -> dict[str, Any]:
     """A shard again, and the digest it must equal. Parts resume across machines, and
     float results repeat only on one host (`host_fingerprint`), so the replay takes
-    the first shard that this host measured and compares with its saved digest; where
-    none was (all measured elsewhere, or not saved yet by a run sharing the parts), it
-    runs shard 0 twice here and compares the two."""
+    the first shard that this host measured, all of it, in chunks of the same length,
+    and compares with its saved digest; where none was (all measured elsewhere, or not
+    saved yet by a run sharing the parts), it runs shard 0 twice here and compares the
+    two. Its runs keep checkpoints too, but resume only from this host's."""
     here = host_fingerprint()
-    mine = [i for i, part in enumerate(parts) if part is not None and part.get("host") == here]
+    mine = [
+        i
+        for i, part in enumerate(parts)
+        if part is not None
+        and part.get("host") == here
+        and part.get("checkpoint_every") == run.every
+    ]
     shard = mine[0] if mine else 0
-    out = _soak_shard(run, shard)
+    out = _soak_shard(run, shard, _shard_checkpoint(progress, name, shard, run), same_host=True)
+    seconds_before = [out.pop("seconds_before", 0.0)]
     if mine:
         reference, how = parts[shard]["final_digest"], f"shard{shard}"
     else:
-        reference, how = _soak_shard(run, shard)["final_digest"], "a second replay on this host"
+        second = _shard_checkpoint(progress, f"{name}.second", shard, run)
+        again = _soak_shard(run, shard, second, same_host=True)
+        reference, how = again["final_digest"], "a second replay on this host"
+        seconds_before.append(again.pop("seconds_before", 0.0))
     return {
         "shard": shard,
         "final_digest": out["final_digest"],
         "reference_digest": reference,
         "reference": how,
         "host": out["host"],
+        "seconds_before": sum(seconds_before),  # `Progress.part` takes it out
     }
 
 
@@ -573,57 +613,80 @@ def host_fingerprint() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _soak_shard(run: Callable[[jax.Array], dict[str, Any]], shard: int) -> dict[str, Any]:
-    """One shard's statistics, as JSON-ready Python values."""
-    stats = jax.tree.map(np.asarray, run(jax.random.fold_in(jax.random.key(1), shard)))
-    final = stats.pop("final")
+def _soak_shard(
+    run: _Soaker,
+    shard: int,
+    checkpoint: soak_checkpoint.Checkpoint | None = None,
+    same_host: bool = False,
+) -> dict[str, Any]:
+    """One shard's statistics, as JSON-ready Python values.
+
+    With `checkpoint`, the shard saves its carry there after every `run.every` steps,
+    and resumes from what is saved (only what this host saved, if `same_host`: a
+    replay). A shard resumed from another host's carry names both hosts (`host`), so
+    no replay takes it for this host's own."""
+    carry, action_keys = run.start(jax.random.fold_in(jax.random.key(1), shard))
+    here = host_fingerprint()
+    done, hosts, before = 0, {here}, 0.0
+    saved = None if checkpoint is None else checkpoint.load(carry)
+    if saved is not None and not (same_host and saved[1]["hosts"] != [here]):
+        carry, info = saved
+        done, hosts, before = info["done"], {here, *info["hosts"]}, info["seconds"]
+    resumed_at = done
+    start = time.perf_counter()
+    while done < run.steps:
+        carry = run.advance(carry, action_keys[done : done + run.every])
+        done += run.every
+        if checkpoint is not None and done < run.steps:
+            spent = round(before + time.perf_counter() - start, 1)
+            checkpoint.save(carry, {"done": done, "hosts": sorted(hosts), "seconds": spent})
+    states, stats = carry
+    stats = jax.tree.map(np.asarray, stats)
     out = {k: v.item() for k, v in stats.items() if k not in ("lo", "hi")}
     digest = hashlib.sha256()
-    for leaf in jax.tree.leaves(final):
+    final = (states.data.qpos, states.data.qvel, states.observation, states.reward)
+    for leaf in jax.tree.leaves(jax.tree.map(np.asarray, final)):
         digest.update(np.ascontiguousarray(leaf).tobytes())
     out["final_digest"] = digest.hexdigest()
-    out["host"] = host_fingerprint()
+    out["host"] = "+".join(sorted(hosts))
+    out["checkpoint_every"] = run.every
+    if resumed_at:
+        out["seconds_before"] = before  # `Progress.part` adds it to the part's seconds
     out.update({k: {name: x.tolist() for name, x in stats[k].items()} for k in ("lo", "hi")})
     return out
 
 
+def _shard_checkpoint(progress: Progress, name: str, shard: int, run: _Soaker):
+    """Where part `name` (shard `shard`) keeps its carry, tied to its sizes."""
+    sizes = {"shard": shard, "envs": run.num_envs, "steps": run.steps, "every": run.every}
+    return progress.checkpoint(name, **sizes)
+
+
+class _Soaker(NamedTuple):
+    """One batch's soak as two jitted pieces: `start(key) -> (carry, action_keys)` and
+    `advance(carry, action_keys[i : i + every]) -> carry`; the carry is the batched
+    states and the running statistics."""
+
+    start: Callable[[jax.Array], tuple[Any, jax.Array]]
+    advance: Callable[[Any, jax.Array], Any]
+    num_envs: int
+    steps: int
+    every: int
+
+
 @functools.cache
-def _soak(env: Env, num_envs: int, steps: int) -> Callable[[jax.Array], dict[str, Any]]:
-    """A jitted `key -> statistics` of one batch of `num_envs` soaking, with the
-    final states' physics, observation and reward under `"final"` (one per
-    env and size, so that soaks of the same shape share one compile)."""
+def _soak(env: Env, num_envs: int, steps: int, every: int = SOAK_CHECKPOINT_EVERY) -> _Soaker:
+    """The soak of one batch of `num_envs` for `steps`, advanced `every` steps at a
+    time (all at once where `every` does not divide `steps`); one per env and size,
+    so that soaks of the same shape share one compile."""
+    spec = env.action_spec()
+    low, high = equivalence.action_bounds(spec)
+    limit = env.episode_length
 
     @jax.jit
-    def run(key):
+    def start(key):
         reset_key, action_key = jax.random.split(key)
-        keys = jax.random.split(reset_key, num_envs)
-        states = jax.vmap(env.reset)(keys)
-        spec = env.action_spec()
-        low, high = equivalence.action_bounds(spec)
-        limit = env.episode_length
-
-        def body(carry, action_key):
-            states, stats = carry
-            action = jax.random.uniform(
-                action_key, (num_envs,) + spec.shape, minval=low, maxval=high
-            )
-            ended = states.last()
-            states = jax.vmap(env.step)(states, action)
-            finite = jnp.isfinite(states.reward)
-            for value in states.observation.values():
-                finite &= jnp.all(jnp.isfinite(value.reshape(value.shape[0], -1)), axis=1)
-            obs = states.observation
-            stats = {
-                "nonfinite": stats["nonfinite"] + jnp.sum(~finite),
-                "diverged": stats["diverged"] + jnp.sum(states.diverged),
-                "reward_min": jnp.minimum(stats["reward_min"], states.reward.min()),
-                "reward_max": jnp.maximum(stats["reward_max"], states.reward.max()),
-                "truncation_ok": stats["truncation_ok"] & _step_types_ok(states, ended, limit),
-                "lo": jax.tree.map(lambda lo, x: jnp.minimum(lo, x.min(0)), stats["lo"], obs),
-                "hi": jax.tree.map(lambda hi, x: jnp.maximum(hi, x.max(0)), stats["hi"], obs),
-            }
-            return (states, stats), None
-
+        states = jax.vmap(env.reset)(jax.random.split(reset_key, num_envs))
         obs = states.observation
         stats = {
             "nonfinite": jnp.int32(0),
@@ -634,13 +697,33 @@ def _soak(env: Env, num_envs: int, steps: int) -> Callable[[jax.Array], dict[str
             "lo": jax.tree.map(lambda x: x.min(0), obs),
             "hi": jax.tree.map(lambda x: x.max(0), obs),
         }
-        (states, stats), _ = jax.lax.scan(
-            body, (states, stats), jax.random.split(action_key, steps)
-        )
-        final = (states.data.qpos, states.data.qvel, states.observation, states.reward)
-        return {**stats, "final": final}
+        return (states, stats), jax.random.split(action_key, steps)
 
-    return run
+    def body(carry, action_key):
+        states, stats = carry
+        action = jax.random.uniform(action_key, (num_envs,) + spec.shape, minval=low, maxval=high)
+        ended = states.last()
+        states = jax.vmap(env.step)(states, action)
+        finite = jnp.isfinite(states.reward)
+        for value in states.observation.values():
+            finite &= jnp.all(jnp.isfinite(value.reshape(value.shape[0], -1)), axis=1)
+        obs = states.observation
+        stats = {
+            "nonfinite": stats["nonfinite"] + jnp.sum(~finite),
+            "diverged": stats["diverged"] + jnp.sum(states.diverged),
+            "reward_min": jnp.minimum(stats["reward_min"], states.reward.min()),
+            "reward_max": jnp.maximum(stats["reward_max"], states.reward.max()),
+            "truncation_ok": stats["truncation_ok"] & _step_types_ok(states, ended, limit),
+            "lo": jax.tree.map(lambda lo, x: jnp.minimum(lo, x.min(0)), stats["lo"], obs),
+            "hi": jax.tree.map(lambda hi, x: jnp.maximum(hi, x.max(0)), stats["hi"], obs),
+        }
+        return (states, stats), None
+
+    @jax.jit
+    def advance(carry, action_keys):
+        return jax.lax.scan(body, carry, action_keys)[0]
+
+    return _Soaker(start, advance, num_envs, steps, every if steps % every == 0 else steps)
 
 
 def _step_types_ok(states, ended: jax.Array, limit: int | None) -> jax.Array:

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import parity
+from jaxcontrol import parity, soak_checkpoint
 from jaxcontrol.registry import REGISTRY
+
+# Two shards of 4 environments, 6 steps in chunks of 2: one compile for the module's soaks.
+SMALL = {"num_envs": 8, "steps": 6, "shards": 2, "checkpoint_every": 2}
 
 
 @pytest.fixture(scope="module")
@@ -64,18 +67,18 @@ def test_progress_ignores_parts_of_another_config(tmp_path):
 
 
 def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, monkeypatch):
-    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
+    kwargs = SMALL
     whole = parity.soak(env, **kwargs)
-    assert whole["steps"] == 20 and whole["shards"] == 2
+    assert whole["steps"] == 48 and whole["shards"] == 2
     assert whole["replay_identical"]
 
     path = tmp_path / "soak.json"
     measure_shard = parity._soak_shard
 
-    def stop_at_second(run, shard):
+    def stop_at_second(run, shard, *rest, **kw):
         if shard == 1:
             raise KeyboardInterrupt  # the session ends midway
-        return measure_shard(run, shard)
+        return measure_shard(run, shard, *rest, **kw)
 
     monkeypatch.setattr(parity, "_soak_shard", stop_at_second)
     with pytest.raises(KeyboardInterrupt):
@@ -90,16 +93,140 @@ def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, mon
     assert not path.exists()
 
 
+def _poisoned(run):
+    """`run` whose first carry has every field of its `mjx.Data`s that a checkpoint
+    drops set to NaN, or -1 where it is an integer."""
+
+    def start(key):
+        carry, action_keys = run.start(key)
+
+        def poison(path, leaf):
+            if soak_checkpoint.kept(path):
+                return leaf
+            bad = jnp.nan if jnp.issubdtype(leaf.dtype, jnp.inexact) else -1
+            return jnp.full_like(leaf, bad)
+
+        return jax.tree_util.tree_map_with_path(poison, carry), action_keys
+
+    return run._replace(start=start)
+
+
+def _stop_after_saves(monkeypatch, count):
+    """Checkpoints save as usual, and the run stops (a session ends) after `count` saves;
+    returns the steps done at each save."""
+    save, done = soak_checkpoint.Checkpoint.save, []
+
+    def stop(self, carry, progress):
+        save(self, carry, progress)
+        done.append(progress["done"])
+        if len(done) == count:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(soak_checkpoint.Checkpoint, "save", stop)
+    return done
+
+
+@pytest.mark.parametrize(
+    "soaked",
+    [
+        ("pendulum", "swingup"),
+        ("ball_in_cup", "catch"),  # contacts: its constraint arrays are not saved
+        pytest.param(("manipulator", "insert_ball"), marks=pytest.mark.full),
+        pytest.param(("stacker", "stack_4"), marks=pytest.mark.full),
+    ],
+    ids="-".join,
+)
+def test_a_shard_stopped_midway_resumes_bit_identically_without_the_datas_impl(
+    soaked, tmp_path, monkeypatch
+):
+    """A checkpoint drops what each `mjx.Data` holds under `_impl` (contacts,
+    constraints, the mass matrix). A shard resumed from one, with those fields NaN,
+    ends bit-identical to the shard that never stopped: the step computes them
+    again before it reads them."""
+    with parity.equivalence.precision(False):
+        env = jaxcontrol.load(*soaked)
+        run = parity._soak(env, 4, 6, 2)
+        whole = parity._soak_shard(run, 1)
+        checkpoint = parity.Progress(tmp_path / "soak.json").checkpoint("shard1", shard=1)
+        done = _stop_after_saves(monkeypatch, 1)
+        with pytest.raises(KeyboardInterrupt):
+            parity._soak_shard(run, 1, checkpoint)
+        saved = np.load(checkpoint.path)
+        assert not any("_impl" in name for name in saved.files)
+        assert any("qpos" in name for name in saved.files)
+        resumed = parity._soak_shard(_poisoned(run), 1, checkpoint)
+    assert done == [2, 4]  # stopped after the first chunk; resumed from step 2
+    assert resumed.pop("seconds_before") >= 0  # the time before the stop, for the record
+    assert resumed == whole
+
+
+def test_a_checkpoint_from_another_host_resumes_a_shard_but_not_a_replay(
+    env, tmp_path, monkeypatch
+):
+    run = parity._soak(env, 4, 6, 2)
+    whole = parity._soak_shard(run, 0)
+    checkpoint = parity.Progress(tmp_path / "soak.json").checkpoint("shard0", shard=0)
+    _stop_after_saves(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        parity._soak_shard(run, 0, checkpoint)
+    monkeypatch.undo()
+    carry, progress = checkpoint.load(run.start(jax.random.key(0))[0])
+    checkpoint.save(carry, {**progress, "hosts": ["amd"]})  # as if saved on another CPU
+
+    resumed = parity._soak_shard(run, 0, checkpoint)  # its checkpoint names both hosts
+    assert resumed["host"] == "+".join(sorted(["amd", parity.host_fingerprint()]))
+    assert resumed["final_digest"] == whole["final_digest"]  # one host here, in truth
+    replay = parity._soak_shard(run, 0, checkpoint, same_host=True)
+    assert replay == whole  # started over here: nothing before it
+
+
+def test_a_soak_stopped_inside_a_shard_resumes_there_and_leaves_no_checkpoint(
+    env, tmp_path, monkeypatch
+):
+    kwargs = SMALL
+    whole = parity.soak(env, **kwargs)
+    path = tmp_path / "soak.json"
+    done = _stop_after_saves(monkeypatch, 3)  # shard 0's two, then shard 1's first
+    with pytest.raises(KeyboardInterrupt):
+        parity.soak(env, progress=parity.Progress(path), **kwargs)
+    assert done == [2, 4, 2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["soak.json", "soak.shard1.npz"]
+    monkeypatch.undo()
+
+    progress = parity.Progress(path)
+    assert parity.soak(env, progress=progress, **kwargs) == whole
+    assert progress.resumed == ["shard0"] and progress.measured == ["shard1", "replay"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_checkpoint_of_another_measurement_is_ignored(env, tmp_path, monkeypatch):
+    run = parity._soak(env, 4, 6, 2)
+    checkpoint = parity.Progress(tmp_path / "soak.json", {"n": 1}).checkpoint("shard0", shard=0)
+    _stop_after_saves(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        parity._soak_shard(run, 0, checkpoint)
+    template = run.start(jax.random.key(0))[0]
+    assert checkpoint.load(template) is not None
+    other = parity.Progress(tmp_path / "soak.json", {"n": 2}).checkpoint("shard0", shard=0)
+    assert other.load(template) is None
+    assert (
+        parity.Progress(tmp_path / "soak.json", {"n": 1})
+        .checkpoint("shard0", shard=1)
+        .load(template)
+        is None
+    )
+
+
 def test_a_replay_that_differs_is_reported_as_nondeterminism(env, monkeypatch):
     measure_shard, calls = parity._soak_shard, []
 
-    def flaky(run, shard):  # the replay of shard 0 ends elsewhere than shard 0 did
-        out = measure_shard(run, shard)
+    def flaky(run, shard, *rest, **kw):  # the replay of shard 0 ends elsewhere than shard 0 did
+        out = measure_shard(run, shard, *rest, **kw)
         calls.append(shard)
         return {**out, "final_digest": "other"} if calls.count(0) == 2 else out
 
     monkeypatch.setattr(parity, "_soak_shard", flaky)
-    soak = parity.soak(env, num_envs=4, steps=5, shards=2)
+    soak = parity.soak(env, **SMALL)
     assert calls == [0, 1, 0] and not soak["replay_identical"]
     missed = parity.missed_targets({"soak": soak}, ["soak"])
     assert missed == ["soak: a replay of the same keys and actions differed (nondeterminism)"]
@@ -108,21 +235,21 @@ def test_a_replay_that_differs_is_reported_as_nondeterminism(env, monkeypatch):
 def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkeypatch):
     """Parts resume across machines, but float results repeat only on one host: where
     every shard was measured elsewhere, the replay compares two runs of shard 0 here."""
-    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
+    kwargs = SMALL
     path = tmp_path / "soak.json"
     measure_shard, measured = parity._soak_shard, []
 
-    def elsewhere(run, shard):  # another CPU: same statistics, other last bits
+    def elsewhere(run, shard, *rest, **kw):  # another CPU: same statistics, other last bits
         measured.append(shard)
-        return {**measure_shard(run, shard), "final_digest": "amd", "host": "amd"}
+        return {**measure_shard(run, shard, *rest, **kw), "final_digest": "amd", "host": "amd"}
 
     monkeypatch.setattr(parity, "_soak_shard", elsewhere)
     with pytest.raises(parity.PartsLeft):
         parity.soak(env, progress=parity.Progress(path, only=["shard0", "shard1"]), **kwargs)
 
-    def here(run, shard):
+    def here(run, shard, *rest, **kw):
         measured.append(shard)
-        return measure_shard(run, shard)
+        return measure_shard(run, shard, *rest, **kw)
 
     monkeypatch.setattr(parity, "_soak_shard", here)
     soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
@@ -141,22 +268,22 @@ def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkey
 def test_a_replay_takes_a_shard_this_host_measured_and_runs_it_once(env, tmp_path, monkeypatch):
     """Shard 0 came from another machine, shard 1 from this one: the replay runs shard 1
     once and compares with its saved digest, so a nondeterministic shard 1 fails."""
-    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
+    kwargs = SMALL
     path = tmp_path / "soak.json"
     measure_shard, measured = parity._soak_shard, []
 
-    def elsewhere(run, shard):
+    def elsewhere(run, shard, *rest, **kw):
         measured.append(shard)
-        return {**measure_shard(run, shard), "final_digest": "amd", "host": "amd"}
+        return {**measure_shard(run, shard, *rest, **kw), "final_digest": "amd", "host": "amd"}
 
     monkeypatch.setattr(parity, "_soak_shard", elsewhere)
     with pytest.raises(parity.PartsLeft):
         parity.soak(env, progress=parity.Progress(path, only=["shard0"]), **kwargs)
     assert json.loads(path.read_text())["parts"]["shard0"]["host"] == "amd"
 
-    def here(run, shard):
+    def here(run, shard, *rest, **kw):
         measured.append(shard)
-        return measure_shard(run, shard)
+        return measure_shard(run, shard, *rest, **kw)
 
     monkeypatch.setattr(parity, "_soak_shard", here)
     saved = path.read_text()
@@ -165,8 +292,8 @@ def test_a_replay_takes_a_shard_this_host_measured_and_runs_it_once(env, tmp_pat
     assert soak["replay_identical"] and soak["replayed"] == "shard1"
     assert soak["replay_reference"] == "shard1"
 
-    def flaky(run, shard):  # the replay of shard 1 ends elsewhere than shard 1 did
-        out = here(run, shard)
+    def flaky(run, shard, *rest, **kw):  # the replay of shard 1 ends elsewhere than shard 1 did
+        out = here(run, shard, *rest, **kw)
         return {**out, "final_digest": "other"} if measured.count(1) == 2 else out
 
     measured.clear()
@@ -308,14 +435,14 @@ def test_runs_sharing_a_piece_measure_only_their_parts_and_the_last_completes(
 ):
     """Two runs split a soak's parts (one core each); together they give the same
     result as one run, and the run that saves the last part writes the record."""
-    kwargs = {"num_envs": 4, "steps": 5, "shards": 2}
+    kwargs = SMALL
     whole = parity.soak(env, **kwargs)
     path = tmp_path / "soak.json"
     measure_shard, measured = parity._soak_shard, []
 
-    def counted(run, shard):
+    def counted(run, shard, *rest, **kw):
         measured.append(shard)
-        return measure_shard(run, shard)
+        return measure_shard(run, shard, *rest, **kw)
 
     monkeypatch.setattr(parity, "_soak_shard", counted)
     first = parity.Progress(path, only=["shard1"])
@@ -371,8 +498,8 @@ def test_soak_shards_are_the_tasks_and_key_its_progress(env, tmp_path):
     # The default's config is as it was before soak_shards, and returns' have none.
     assert "soak_shards" not in configs[pendulum, "soak"]
     assert "soak_shards" not in configs[stack, "returns"]
-    soak = parity.soak(env, num_envs=8, steps=2)
-    assert soak["shards"] == env.task.soak_shards == 8 and soak["steps"] == 16
+    soak = parity.soak(env, num_envs=32, steps=6, checkpoint_every=2)
+    assert soak["shards"] == env.task.soak_shards == 8 and soak["steps"] == 192
 
 
 def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, monkeypatch, capsys):
