@@ -67,17 +67,15 @@ class Checkpoint:
         wanted = {jax.tree_util.keystr(path) for path, _ in paths if kept(path)}
         if wanted != set(arrays):
             raise ValueError(
-                f"{self.path} holds another carry than this shard's: "
-                f"missing {sorted(wanted - set(arrays))[:3]}, extra {sorted(set(arrays) - wanted)[:3]}"
+                f"{self.path} holds another carry than this shard's (the code changed since "
+                f"it was saved; delete it to start the shard over): missing "
+                f"{sorted(wanted - set(arrays))[:3]}, extra {sorted(set(arrays) - wanted)[:3]}"
             )
         leaves = [
             _restore(leaf, arrays[jax.tree_util.keystr(path)]) if kept(path) else leaf
             for path, leaf in paths
         ]
         return jax.tree_util.tree_unflatten(treedef, leaves), info
-
-    def remove(self) -> None:
-        self.path.unlink(missing_ok=True)
 
 
 def _plain(leaf: jax.Array) -> jax.Array:
