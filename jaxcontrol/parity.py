@@ -125,6 +125,7 @@ class Progress:
         self.resumed: list[str] = []
         self.measured: list[str] = []
         self.skipped: list[str] = []
+        self.seconds_before = 0.0  # what parts measured here took before a stop (checkpoints)
         self._merge_saved()
 
     def saved(self) -> tuple[dict[str, Any], dict[str, float]]:
@@ -164,6 +165,7 @@ class Progress:
         start = time.perf_counter()
         result = measure(*args)
         before = result.pop("seconds_before", 0.0) if isinstance(result, dict) else 0.0
+        self.seconds_before += before
         self.parts[name] = result
         self.seconds[name] = round(time.perf_counter() - start + before, 1)
         self.measured.append(name)
@@ -194,10 +196,12 @@ class Progress:
         return sorted({*folder.glob(f"{stem}.{name}.npz"), *folder.glob(f"{stem}.{name}.*.npz")})
 
     def earlier_seconds(self) -> float:
-        """What the saved parts that this run did not measure took, all of them:
-        also the quarters behind a resumed policy, which this run never asks for."""
+        """What the saved parts that this run did not measure took, all of them (also
+        the quarters behind a resumed policy, which this run never asks for), and what
+        the parts it measured took before they resumed from a checkpoint."""
         self._merge_saved()
-        return sum(s for name, s in self.seconds.items() if name not in self.measured)
+        earlier = sum(s for name, s in self.seconds.items() if name not in self.measured)
+        return earlier + self.seconds_before
 
     def done(self) -> None:
         """The piece is complete: its record holds the result, so the parts go.

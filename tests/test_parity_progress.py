@@ -58,6 +58,10 @@ def test_progress_counts_the_seconds_of_every_earlier_part(tmp_path):
     later.done()
     assert later.earlier_seconds() == 343.0  # still known once the parts file is gone
 
+    resumed = parity.Progress(tmp_path / "r.json")  # a part that resumed from a checkpoint
+    assert resumed.part("a", lambda: {"x": 1, "seconds_before": 50.0}) == {"x": 1}
+    assert resumed.seconds["a"] >= 50.0 and resumed.earlier_seconds() == 50.0
+
 
 def test_progress_ignores_parts_of_another_config(tmp_path):
     path = tmp_path / "p.json"
