@@ -138,7 +138,7 @@ def _stop_after_saves(monkeypatch, count):
         pytest.param(("manipulator", "insert_ball"), marks=pytest.mark.full),
         pytest.param(("stacker", "stack_4"), marks=pytest.mark.full),
     ],
-    ids="-".join,
+    ids="/".join,  # not a task's id: the run order groups only tests that take `task`
 )
 def test_a_shard_stopped_midway_resumes_bit_identically_without_the_datas_impl(
     soaked, tmp_path, monkeypatch
