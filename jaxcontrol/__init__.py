@@ -18,6 +18,10 @@ from jaxcontrol import quiet_imports as _quiet_imports
 
 _quiet_imports.import_mjx()  # without MJX's lines about its optional Warp backend
 
+from jaxcontrol import mjx_fixes as _mjx_fixes
+
+_mjx_fixes.apply()  # MJX's elliptic line search as C MuJoCo reads it (JAXCONTROL_STOCK_MJX=1: stock)
+
 from jaxcontrol import tasks as _tasks  # noqa: F401  (registers the domains)
 from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.physics import Physics
