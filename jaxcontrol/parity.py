@@ -50,7 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxcontrol
-from jaxcontrol import equivalence, soak_checkpoint
+from jaxcontrol import equivalence, mjx_fixes, soak_checkpoint
 from jaxcontrol.core import Env, StepType
 from jaxcontrol.registry import REGISTRY
 
@@ -507,7 +507,9 @@ def soak(
 ) -> dict[str, Any]:
     """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
 
-    Counts non-finite observations/rewards and diverged environments; checks
+    Counts non-finite observations/rewards and diverged environments, keeps the
+    largest |qvel| (a state can stay finite and still be flung: BENCHMARKS.md,
+    "MJX's elliptic line search"), checks
     rewards lie in the task's `reward_range`, the step types and discounts
     follow dm_env (LAST with discount 1 exactly at the time limit when it fits in
     `steps`; before it, LAST only at a terminal state, with a discount below 1,
@@ -553,6 +555,10 @@ def soak(
         ),
         "ends_by_truncation": all(p["truncation_ok"] for p in parts),
         "constant_observations": [key for key in lo if bool(np.any(lo[key] == hi[key]))],
+        # The largest |qvel| of any environment at any step (parts from before it: None).
+        "qvel_max": max(p["qvel_max"] for p in parts)
+        if all("qvel_max" in p for p in parts)
+        else None,
         # Replay parts saved before host fingerprints compared with shard 0 itself.
         "replay_identical": replay["final_digest"]
         == replay.get("reference_digest", parts[0]["final_digest"]),
@@ -698,6 +704,7 @@ def _soak(env: Env, num_envs: int, steps: int, every: int = SOAK_CHECKPOINT_EVER
             "reward_min": jnp.float32(jnp.inf),
             "reward_max": jnp.float32(-jnp.inf),
             "truncation_ok": jnp.bool_(True),
+            "qvel_max": jnp.max(jnp.abs(states.data.qvel)),
             "lo": jax.tree.map(lambda x: x.min(0), obs),
             "hi": jax.tree.map(lambda x: x.max(0), obs),
         }
@@ -718,6 +725,7 @@ def _soak(env: Env, num_envs: int, steps: int, every: int = SOAK_CHECKPOINT_EVER
             "reward_min": jnp.minimum(stats["reward_min"], states.reward.min()),
             "reward_max": jnp.maximum(stats["reward_max"], states.reward.max()),
             "truncation_ok": stats["truncation_ok"] & _step_types_ok(states, ended, limit),
+            "qvel_max": jnp.maximum(stats["qvel_max"], jnp.max(jnp.abs(states.data.qvel))),
             "lo": jax.tree.map(lambda lo, x: jnp.minimum(lo, x.min(0)), stats["lo"], obs),
             "hi": jax.tree.map(lambda hi, x: jnp.maximum(hi, x.max(0)), stats["hi"], obs),
         }
@@ -793,6 +801,8 @@ def measure_piece(
     result = PIECES[piece](domain, task, progress)
     result["seconds"] = round(time.perf_counter() - start + progress.earlier_seconds(), 1)
     result["solver_caps"] = caps
+    if progress.config.get("mjx_fixes"):
+        result["mjx_fixes"] = progress.config["mjx_fixes"]
     result["jax"] = jax.__version__
     if progress.resumed:
         result["resumed_parts"] = progress.resumed
@@ -809,12 +819,15 @@ def piece_progress(
     """The piece's `Progress` under `records` (None: nothing kept), for its config."""
     name = f"{domain}-{task}"
     caps = solver_caps(domain, task)
+    fixes = mjx_fixes_of(domain, task)
     shards = REGISTRY.prototype(domain, task).soak_shards
     config = {
         "task": name,
         "piece": piece,
         "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS],
         **({"solver_caps": caps} if caps else {}),
+        # Parts measured under stock MJX's line search never mix with fixed ones.
+        **({"mjx_fixes": fixes} if fixes else {}),
         # Only where it differs, so that parts saved before `Task.soak_shards` stay valid.
         **({"soak_shards": shards} if piece == "soak" and shards != SOAK_SHARDS else {}),
     }
@@ -838,14 +851,29 @@ def solver_caps(domain: str, task: str) -> list[int] | None:
     return list(caps) if caps else None
 
 
-def stale_pieces(record: dict[str, Any], caps: list[int] | None) -> list[str]:
-    """Pieces of `record` measured under other solver settings than the task's `caps`.
+@functools.cache
+def mjx_fixes_of(domain: str, task: str) -> list[str]:
+    """The fixes to stock MJX in effect that can change the task's physics
+    (`mjx_fixes.touching`); pieces measured under others are stale."""
+    return list(mjx_fixes.touching(jaxcontrol.load(domain, task).mj_model))
 
-    Records from before solver caps existed carry none: dm_control's settings."""
+
+def stale_pieces(
+    record: dict[str, Any], caps: list[int] | None, fixes: Sequence[str] = ()
+) -> list[str]:
+    """Pieces of `record` measured under other physics than the task's now: other
+    solver settings than its `caps`, or other MJX fixes than `fixes`.
+
+    Records from before solver caps existed carry none: dm_control's settings; from
+    before `mjx_fixes`, none: stock MJX."""
     return [
         piece
         for piece in PIECES
-        if isinstance(record.get(piece), dict) and record[piece].get("solver_caps") != caps
+        if isinstance(record.get(piece), dict)
+        and (
+            record[piece].get("solver_caps") != caps
+            or record[piece].get("mjx_fixes", []) != list(fixes)
+        )
     ]
 
 
@@ -875,16 +903,24 @@ def missed_targets(
     record: dict[str, Any],
     required: Iterable[str] = tuple(PIECES),
     caps: list[int] | None = None,
+    fixes: Sequence[str] = (),
 ) -> list[str]:
     """Every target of the contact-domains issue that `record` misses (empty: all met).
 
     A `required` piece that was never measured counts as missed, and so does one
-    measured under other solver settings than the task's `caps`."""
+    measured under other physics than the task's now (`stale_pieces`: its solver
+    `caps`, its MJX `fixes`)."""
     unmeasured = [piece for piece in required if not record.get(piece)]
     missed = [f"not measured: {', '.join(unmeasured)}"] if unmeasured else []
-    stale = [piece for piece in stale_pieces(record, caps) if piece in required]
-    if stale:
-        missed.append(f"measured under other solver settings: {', '.join(stale)}")
+    measured = [p for p in required if isinstance(record.get(p), dict)]
+    stale_caps = [p for p in measured if record[p].get("solver_caps") != caps]
+    if stale_caps:
+        missed.append(f"measured under other solver settings: {', '.join(stale_caps)}")
+    stale_fixes = [p for p in stale_pieces(record, caps, fixes) if p in measured]
+    stale_fixes = [p for p in stale_fixes if p not in stale_caps]
+    if stale_fixes:
+        now = ", ".join(fixes) or "none"
+        missed.append(f"measured under other MJX fixes (now {now}): {', '.join(stale_fixes)}")
     for dtype in ("float64", "float32"):
         piece = record.get(f"one_step_{dtype}")
         if piece:
@@ -1036,9 +1072,12 @@ def render(records: list[dict[str, Any]]) -> str:
         ks = _resets_cell(rs) if rs else "—"
         zs = " / ".join(f"{abs(rt[p]['z']):.2f}" for p in POLICIES) if rt else "—"
         soak_cell = f"{sk['nonfinite']} in {sk['steps']:.0e}" if sk else "—"
+        if sk and sk.get("qvel_max") is not None:
+            soak_cell += f", max \\|qvel\\| {sk['qvel_max']:.0f}"
         registered = r["task"] in {f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS}
         caps = solver_caps(*r["task"].split("-", 1)) if registered else None
-        missed = missed_targets(r, caps=caps)
+        fixes = mjx_fixes_of(*r["task"].split("-", 1)) if registered else []
+        missed = missed_targets(r, caps=caps, fixes=fixes)
         solver = f", solver caps {caps[0]}/{caps[1]}" if caps else ""
         versions = jax_versions(r)
         solver += f", jax {' + '.join(versions)}" if versions else ""
@@ -1099,7 +1138,17 @@ def render(records: list[dict[str, Any]]) -> str:
             f"- **Soak**: {SOAK_ENVS} environments x {SOAK_STEPS} random-action steps in float32; "
             "target 0 non-finite states, and a replay of a shard that ends bit-identical on "
             "the host that measured it (shard 0 twice where every shard was measured on "
-            "another machine or core count)."
+            "another machine or core count). Newer soaks also keep the largest \\|qvel\\| "
+            "of any environment at any step: a state can stay finite and still be flung."
+        ),
+        (
+            "- **MJX fixes**: jaxcontrol repairs stock MJX's elliptic-cone line search "
+            '(`jaxcontrol.mjx_fixes`; BENCHMARKS.md, "MJX\'s elliptic line search"): in '
+            "float32 a contact's `tsqr` can round below zero, stock MJX's line search then "
+            "meets a NaN cost and leaves that physics step's constraints unsolved. The fix "
+            "touches only tasks with elliptic cones (finger, manipulator, stacker); their "
+            "pieces measured before it name no fix and count as stale until measured again. "
+            "The raw MJX columns run the same fixed MJX."
         ),
         "",
     ]
@@ -1150,9 +1199,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.tasks:
         # Each piece is written as soon as it is measured, so a stopped run loses at
         # most the piece in progress (and the long pieces keep their finished parts).
-        caps = solver_caps(*valid[name])
+        caps, fixes = solver_caps(*valid[name]), mjx_fixes_of(*valid[name])
         done = read_record(args.records, name) if args.missing else {}
-        stale = stale_pieces(done, caps)
+        stale = stale_pieces(done, caps, fixes)
         for piece in pieces:
             if not done.get(piece) or piece in stale:
                 result = _measure_shared(*valid[name], piece, args.records, parts)
@@ -1161,7 +1210,7 @@ def main(argv: list[str] | None = None) -> int:
                 write_record(args.records, {"task": name, **provenance(), piece: result})
         else:
             record = read_record(args.records, name)
-            missed = missed_targets(record, pieces, caps)
+            missed = missed_targets(record, pieces, caps, fixes)
             print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
             status |= bool(missed)
     if args.render:

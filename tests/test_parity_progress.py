@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import parity, soak_checkpoint
+from jaxcontrol import mjx_fixes, parity, soak_checkpoint
 from jaxcontrol.registry import REGISTRY
 
 # Two shards of 4 environments, 6 steps in chunks of 2: one compile for the module's soaks.
@@ -418,6 +418,39 @@ def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch
     assert parity.main(args) == 0 and calls == [None, [8, 8]]
     assert parity.read_record(tmp_path, "pendulum-swingup")["only"]["solver_caps"] == [8, 8]
     assert "all targets met" in capsys.readouterr().out
+
+
+def test_pieces_measured_under_stock_mjx_are_stale_for_elliptic_tasks(tmp_path, monkeypatch):
+    """finger's contacts are elliptic, so `mjx_fixes` touches its physics: a piece
+    from before the fix (none named) is stale, measured again and then names it;
+    a parts file saved under stock MJX is not reused. pendulum has no elliptic
+    contact: its pieces name no fix and stay valid."""
+    fix = [mjx_fixes.ELLIPTIC_LINE_SEARCH]
+    assert parity.mjx_fixes_of("finger", "spin") == fix
+    assert parity.mjx_fixes_of("pendulum", "swingup") == []
+    configs = []
+
+    def piece(domain, task, progress):
+        configs.append(progress.config.get("mjx_fixes"))
+        return {"value": 1}
+
+    monkeypatch.setattr(parity, "PIECES", {"only": piece})
+    old = {"task": "finger-spin", "only": {"value": 1, "solver_caps": None}}
+    parity.write_record(tmp_path, old)
+    assert parity.missed_targets(old, ["only"], None, fix) == [
+        f"measured under other MJX fixes (now {fix[0]}): only"
+    ]
+    args = ["finger-spin", "--records", str(tmp_path), "--pieces", "only", "--missing"]
+    assert parity.main(args) == 0 and configs == [fix]
+    assert parity.read_record(tmp_path, "finger-spin")["only"]["mjx_fixes"] == fix
+    assert parity.main(args) == 0 and configs == [fix]  # done: not measured again
+    fixed = parity.piece_progress("finger", "spin", "soak", tmp_path)
+    assert fixed.config["mjx_fixes"] == fix
+    stock_config = {k: v for k, v in fixed.config.items() if k != "mjx_fixes"}
+    parity.Progress(fixed.path, stock_config).part("shard0", lambda: {"value": 1})
+    assert parity.Progress(fixed.path, stock_config).saved()[0] == {"shard0": {"value": 1}}
+    assert parity.piece_progress("finger", "spin", "soak", tmp_path).saved() == ({}, {})
+    assert "mjx_fixes" not in parity.piece_progress("pendulum", "swingup", "soak", None).config
 
 
 def test_each_piece_names_its_jax_version_and_parity_md_shows_them(tmp_path, monkeypatch):
