@@ -361,7 +361,9 @@ def reset_pvalues(piece: dict[str, Any]) -> dict[str, float]:
         # A first-stage miss was tested again (`resets`); older records lack "columns".
         source = second if name in second["min_pvalue"] else piece
         p = source["min_pvalue"][name]
-        out[name] = min(1.0, p * source["columns"][name]) if name in family else p
+        # A field constant on both sides (finger's damping) has no column to test: p 1.
+        columns = max(1, source["columns"][name]) if name in family else 1
+        out[name] = min(1.0, p * columns)
     return out
 
 

@@ -150,6 +150,19 @@ def test_a_wide_model_field_is_held_to_the_ks_threshold_family_wise():
     assert parity.reset_pvalues({"min_pvalue": {"qpos": 0.5}}) == {"qpos": 0.5}  # older still
 
 
+def test_a_model_field_constant_on_both_sides_passes_the_family_wise_test():
+    """finger-spin writes the same damping and target colour every episode: no column
+    varies, no KS test runs, and p stays 1 (not 1 x 0 columns)."""
+    piece = {"samples": [1024, 600], "names_match": True, "constant_mismatch": []}
+    piece |= {
+        "min_pvalue": {"qpos": 0.5, "dof_damping": 1.0},
+        "columns": {"qpos": 3, "dof_damping": 0},
+    }
+    piece["family_wise"] = ["dof_damping"]
+    assert parity.reset_pvalues(piece) == {"qpos": 0.5, "dof_damping": 1.0}
+    assert parity.missed_targets({"resets": piece}, ["resets"]) == []
+
+
 def _fake_resets(monkeypatch, shift_first: float, shift_all: float):
     """`parity.resets` on synthetic samples: our qpos uniform on [0, 1), dm_control's
     shifted by `shift_first` in the first reference sample and by `shift_all` in all."""
