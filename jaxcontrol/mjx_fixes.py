@@ -12,10 +12,10 @@ multiplying, so the negative row gives NaN, `0 * NaN` makes the point's cost NaN
 no bracket moves, and the solver stops at its warm start: the constraint forces
 of that physics step are never solved. In stacker's float32 soaks boxes were
 then flung at up to 2,453 (|qvel|; C MuJoCo's 1e7-step soaks stay under 123):
-BENCHMARKS.md, "MJX's elliptic line search". The fix gives the solver module a `jax.numpy` whose
-`sqrt` reads a negative input as zero, which is C's reading; NaN still propagates.
-Every other `sqrt` in that module takes a non-negative input, where the result is
-the same bits.
+BENCHMARKS.md, "MJX's elliptic line search". The fix gives the solver module a
+`jax.numpy` whose `sqrt` reads a negative input as zero, which is C's reading; NaN
+still propagates. Every other `sqrt` in that module takes a non-negative input,
+where the result is the same bits.
 
 Set `JAXCONTROL_STOCK_MJX=1` before importing jaxcontrol to run stock MJX (to
 measure it, or to compare with another MJX user). `applied()` names the fixes in
@@ -78,7 +78,7 @@ def applied() -> tuple[str, ...]:
 def touching(mj_model: mujoco.MjModel) -> tuple[str, ...]:
     """The fixes in effect that can change `mj_model`'s physics (elliptic cones only)."""
     elliptic = mj_model.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
-    return tuple(fix for fix in applied() if fix == ELLIPTIC_LINE_SEARCH and elliptic)
+    return applied() if elliptic else ()  # the one fix is the elliptic line search's
 
 
 @contextlib.contextmanager

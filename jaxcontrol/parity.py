@@ -918,8 +918,9 @@ def missed_targets(
     stale_caps = [p for p in measured if record[p].get("solver_caps") != caps]
     if stale_caps:
         missed.append(f"measured under other solver settings: {', '.join(stale_caps)}")
-    stale_fixes = [p for p in stale_pieces(record, caps, fixes) if p in measured]
-    stale_fixes = [p for p in stale_fixes if p not in stale_caps]
+    stale_fixes = [
+        p for p in measured if p not in stale_caps and record[p].get("mjx_fixes", []) != list(fixes)
+    ]
     if stale_fixes:
         now = ", ".join(fixes) or "none"
         missed.append(f"measured under other MJX fixes (now {now}): {', '.join(stale_fixes)}")
