@@ -27,6 +27,7 @@ import json
 import math
 import os
 import shlex
+import socket
 import sys
 import time
 from typing import Any
@@ -182,11 +183,15 @@ def build_config(agent: str, steps: int, overrides: list[str], defaults: dict | 
 
 
 def _check_writable(out: str) -> bool:
-    """Makes sure ``out`` is a writable directory; returns whether it was created."""
+    """Makes sure ``out`` is a writable directory; returns whether it was created.
+
+    The probe file is named for this host and process: the processes of a multi-host
+    run share ``out``, and one probe name would let one process delete another's.
+    """
     created = not os.path.exists(out)
     try:
         os.makedirs(out, exist_ok=True)
-        probe = os.path.join(out, ".write-probe")
+        probe = os.path.join(out, f".write-probe.{socket.gethostname()}.{os.getpid()}")
         with open(probe, "w") as f:
             f.write("ok")
         os.unlink(probe)

@@ -7,6 +7,7 @@ order of float sums.
 """
 
 import json
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -70,8 +71,13 @@ def runs(tmp_path_factory):
         for i in range(2)
     ]
     outputs = [host.communicate(timeout=900) for host in hosts]
-    for host, (_, err) in zip(hosts, outputs):
-        assert host.returncode == 0, err[-3000:]
+    # Every host's error: when one dies early, the other only reports the timeout.
+    failed = [
+        f"process {i} exited {host.returncode}:\n{err[-3000:]}"
+        for i, (host, (_, err)) in enumerate(zip(hosts, outputs))
+        if host.returncode != 0
+    ]
+    assert not failed, "\n".join(failed)
     done = subprocess.run(
         [sys.executable, "-m", "jaxcontrol", *TRAIN, "--out", single, "--devices", "4"],
         env=_env(4),
@@ -95,3 +101,37 @@ def test_two_processes_train_as_one_four_device_run(runs):
     np.testing.assert_allclose(two_eval["mean_return"], one_eval["mean_return"], rtol=1e-3)
     # Both processes evaluated the same policy; only process 0 wrote the files.
     assert all("eval: mean_return" in out for out in stdouts)
+
+
+def _check_out_many_times(out, times, errors):
+    from jaxcontrol.agents import cli  # pylint: disable=import-outside-toplevel
+
+    failures = 0
+    for _ in range(times):
+        try:
+            cli._check_writable(out)  # pylint: disable=protected-access
+        except cli.UsageError:
+            failures += 1
+    errors.put(failures)
+
+
+def test_the_processes_of_one_run_check_their_shared_out_at_once(tmp_path):
+    """Each host checks that --out is writable before the cluster forms. With one probe
+    name for all, one process deleted the other's probe (FileNotFoundError: 'cannot
+    write to --out'), so it exited and its peer waited out the coordinator's timeout:
+    stop 60's CI failure. Two processes checking one folder 2,000 times each failed
+    4 to 21 times in each of three trials with the shared name."""
+    spawn = multiprocessing.get_context("spawn")
+    errors = spawn.Queue()
+    out = str(tmp_path / "shared")
+    processes = [
+        spawn.Process(target=_check_out_many_times, args=(out, 2000, errors)) for _ in range(2)
+    ]
+    for process in processes:
+        process.start()
+    failures = [errors.get(timeout=300) for _ in processes]
+    for process in processes:
+        process.join(timeout=60)
+    assert failures == [0, 0]
+    assert [p.exitcode for p in processes] == [0, 0]
+    assert os.listdir(out) == []
