@@ -33,11 +33,9 @@ def clear_task_caches() -> None:
 # MJX's constraint rows (every contact slot, active or not) measure a model's cost to
 # compile and to step: cartpole has 1, quadruped-escape 620, humanoid_CMU 4,684, dog
 # 32,530. Above LARGE_MODEL_ROWS, one task's MJX physics costs the default tier 430 to
-# 970 worker-seconds (BENCHMARKS.md, "The largest models in the default tier"); from
-# CONTACT_HEAVY_ROWS, 120 to 250 (manipulator-insert_peg: 151 s on MJX, 19 s on C), so
-# there the default tier steps MJX on the domain's smallest physics only.
+# 970 worker-seconds (BENCHMARKS.md, "The largest models in the default tier"), so those
+# models run on C there throughout.
 LARGE_MODEL_ROWS = 4_000
-CONTACT_HEAVY_ROWS = 500
 
 
 def constraint_rows(env) -> int:
@@ -85,25 +83,28 @@ def backend_for(task, config) -> str:
     """The backend that `task`'s battery and one-step parity step with.
 
     `--backend`, whose default "auto" tests every task's own code on every task and
-    MJX once per distinct physics (`physics_key`), where that is cheap: MJX for the
-    first registered task of each physics, the C backend behind the same Env for the
-    others (their task code is what differs, and C's float64 steps are dm_control's,
-    so their parity is exact). A physics of CONTACT_HEAVY_ROWS rows or more steps MJX
-    only if it is its domain's smallest (manipulator-bring_ball, stacker-stack_2);
-    models of LARGE_MODEL_ROWS or more (dog, humanoid_CMU) run on C throughout.
-    `--backend mjx` and the full tier step every task on MJX.
+    MJX once per domain, on the domain's smallest physics (fewest constraint rows,
+    then the first registered; `physics_key`): MJX for the first registered task of
+    that physics, the C backend behind the same Env for every other task (C's float64
+    steps are dm_control's, so their parity is exact). A domain's other physics run
+    the MJX code its smallest runs, with more bodies or contacts or other geoms in
+    contact; the collision pairs jaxcontrol adds have tests of their own. Models of LARGE_MODEL_ROWS or more
+    (dog, humanoid_CMU) run on C throughout. `--backend mjx` and the full tier step
+    every task on MJX.
     """
     chosen = config.getoption("--backend")
     if chosen != "auto":
         return chosen
-    rows = constraint_rows(jaxcontrol.load(*task))
-    if rows >= LARGE_MODEL_ROWS:
-        return "mujoco"
-    domain = [t for t in jaxcontrol.ALL_TASKS if t[0] == task[0]]
-    first = next(t for t in domain if physics_key(t) == physics_key(task))
-    if first != task:
-        return "mujoco"
-    if rows >= CONTACT_HEAVY_ROWS:
-        smallest = min(domain, key=lambda t: constraint_rows(jaxcontrol.load(*t)))
-        return "mjx" if physics_key(smallest) == physics_key(task) else "mujoco"
-    return "mjx"
+    return "mjx" if task == _mjx_task_of_domain(task[0]) else "mujoco"
+
+
+@functools.cache
+def _mjx_task_of_domain(domain: str):
+    """The task whose battery steps MJX in the default tier (None: the domain's
+    models are all too large)."""
+    rows = {}
+    for task in jaxcontrol.ALL_TASKS:  # in registration order: min keeps the first
+        if task[0] == domain:
+            rows[task] = constraint_rows(jaxcontrol.load(*task))
+    smallest = min(rows, key=rows.get)
+    return None if rows[smallest] >= LARGE_MODEL_ROWS else smallest

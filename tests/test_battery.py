@@ -10,9 +10,8 @@ tier (`-m full`): 1024 environments run a whole episode, and the NaN soak counts
 non-finite states over 1e6 random-action steps.
 
 The default tier steps each task on the backend `pertask.backend_for` picks: MJX
-once per distinct physics, the C backend behind the same Env for tasks that share
-another's physics, for contact-heavy physics other than their domain's smallest, and
-for the largest models (`--backend` overrides it).
+for each domain's smallest physics, the C backend behind the same Env for the other
+tasks and for the largest models (`--backend` overrides it).
 """
 
 import jax

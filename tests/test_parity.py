@@ -8,9 +8,8 @@ float32, or 10x stock `mjx.step`'s own error against C MuJoCo on the same
 states, whichever is larger.
 
 Default tier: one float64 step from a few states, and the FIRST observation of
-dm_control's resets, on the physics `pertask.backend_for` picks (MJX once per
-distinct physics; the C backend for the siblings, for contact-heavy physics other than
-the domain's smallest, and for the largest models). Full tier (`-m full`): the
+dm_control's resets, on the physics `pertask.backend_for` picks (MJX for each
+domain's smallest physics; the C backend for the other tasks and the largest models). Full tier (`-m full`): the
 figures of PARITY.md (one step
 in float32 and float64 from more states, whole episodes, reset and return
 distributions). The float32 one step left the default tier when the suite
