@@ -120,7 +120,7 @@ def test_the_processes_of_one_run_check_their_shared_out_at_once(tmp_path):
     name for all, one process deleted the other's probe (FileNotFoundError: 'cannot
     write to --out'), so it exited and its peer waited out the coordinator's timeout:
     stop 60's CI failure. Two processes checking one folder 2,000 times each failed
-    4 to 21 times in each of three trials with the shared name."""
+    10 and 21 times in two trials with the shared name."""
     spawn = multiprocessing.get_context("spawn")
     errors = spawn.Queue()
     out = str(tmp_path / "shared")
