@@ -83,14 +83,13 @@ def backend_for(task, config) -> str:
     """The backend that `task`'s battery and one-step parity step with.
 
     `--backend`, whose default "auto" tests every task's own code on every task and
-    MJX once per domain, on the domain's smallest physics (fewest constraint rows,
-    then the first registered; `physics_key`): MJX for the first registered task of
-    that physics, the C backend behind the same Env for every other task (C's float64
-    steps are dm_control's, so their parity is exact). A domain's other physics run
-    the MJX code its smallest runs, with more bodies or contacts or other geoms in
-    contact; the collision pairs jaxcontrol adds have tests of their own. Models of LARGE_MODEL_ROWS or more
-    (dog, humanoid_CMU) run on C throughout. `--backend mjx` and the full tier step
-    every task on MJX.
+    MJX once per domain: MJX for the domain's first registered task of fewest
+    constraint rows (its smallest physics), the C backend behind the same Env for
+    every other task (C's float64 steps are dm_control's, so their parity is exact).
+    A domain's other physics run the MJX code its smallest runs, with more bodies or
+    contacts or other geoms in contact; the collision pairs jaxcontrol adds to MJX
+    have tests of their own. Models of LARGE_MODEL_ROWS or more (dog, humanoid_CMU)
+    run on C throughout. `--backend mjx` and the full tier step every task on MJX.
     """
     chosen = config.getoption("--backend")
     if chosen != "auto":

@@ -9,10 +9,9 @@ states, whichever is larger.
 
 Default tier: one float64 step from a few states, and the FIRST observation of
 dm_control's resets, on the physics `pertask.backend_for` picks (MJX for each
-domain's smallest physics; the C backend for the other tasks and the largest models). Full tier (`-m full`): the
-figures of PARITY.md (one step
-in float32 and float64 from more states, whole episodes, reset and return
-distributions). The float32 one step left the default tier when the suite
+domain's smallest physics; the C backend for the other tasks and the largest
+models). Full tier (`-m full`): the figures of PARITY.md (one step in float32 and
+float64 from more states, whole episodes, reset and return distributions). The float32 one step left the default tier when the suite
 reached 39 tasks: its compile of our state injection cost ~600 worker-seconds
 of CI per run (BENCHMARKS.md, "Test time"); the default tier's rollouts still
 run every task in float32.
