@@ -63,21 +63,9 @@ _STATE = (
 _STATE_OUT = _STATE[:5]
 # What the host call reads from each environment's data (besides time).
 _INPUTS = _STATE[1:]
-# What `mj_kinematics` computes (as `mjx.kinematics` does): C's values come back with
-# the state, so the JAX side compiles no kinematics of its own (dog's cost 19 s).
-_KINEMATICS = (
-    "xanchor",
-    "xaxis",
-    "xpos",
-    "xquat",
-    "xmat",
-    "xipos",
-    "ximat",
-    "geom_xpos",
-    "geom_xmat",
-    "site_xpos",
-    "site_xmat",
-)
+# What `mj_kinematics` computes: C's values come back with the state, so the JAX side
+# compiles no kinematics of its own (dog's cost 19 s).
+_KINEMATICS = physics_lib.KINEMATICS
 _OUTPUTS = (*_STATE_OUT[1:], "sensordata", *_KINEMATICS)
 _NO_SENSORS = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
 _INVALID = [
@@ -163,10 +151,16 @@ class Engine:
         with self._lock:
             return self._simulations(time.shape[0], fields).run(time, fields, inputs, forward_only)
 
-    def contacts(self, qpos: np.ndarray, fields: dict[str, np.ndarray]) -> np.ndarray:
-        """C's `ncon` at each environment's `qpos` (the position stage of `mj_forward`)."""
+    def contacts(
+        self, qpos: np.ndarray, fields: dict[str, np.ndarray], slack: float | None = None
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """C's `ncon` at each environment's `qpos` (the position stage of `mj_forward`).
+
+        Given `slack`, returns instead the number of contacts deeper than `slack`
+        inside their margin (`margin - dist > slack`; `ncon` at 0), and the deepest
+        contact's `margin - dist` (0 without contacts)."""
         with self._lock:
-            return self._simulations(qpos.shape[0], fields).contacts(qpos, fields)
+            return self._simulations(qpos.shape[0], fields).contacts(qpos, fields, slack)
 
     def copyable_model(self) -> mujoco.MjModel:
         """The model that per-environment copies are made from: `model` without its
@@ -215,6 +209,8 @@ class _Simulations:
         # A reset's forward pass runs with actuation disabled, as dm_control's does.
         self.still = self.flags | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
         self.models = None
+        self._scratch_model: mujoco.MjModel | None = None
+        self._scratch_data: dict[int, mujoco.MjData] = {}
         if set(names) <= set(mujoco_batch.MODEL_FIELDS):
             self.fields = {name: self.batch.expand(name) for name in names}
             self.disableflags = self.batch.expand("opt.disableflags")
@@ -260,14 +256,40 @@ class _Simulations:
         self._write_flags(n, self.flags)
         self.batch.step(ids, nstep=last, stage=mujoco.mjtStage.mjSTAGE_VEL)
 
-    def contacts(self, qpos, fields) -> np.ndarray:
+    def contacts(self, qpos, fields, slack):
         n = qpos.shape[0]
         ids = None if n == self.size else np.arange(n, dtype=np.int32)
         self.state["qpos"][:n] = qpos
         self._write_fields(n, fields)
         self._write_flags(n, self.flags)
         self.batch.forward(ids, stage=mujoco.mjtStage.mjSTAGE_POS)
-        return self.ncon[:n].copy()
+        count = self.ncon[:n].copy()
+        if slack is None:
+            return count
+        # The batch keeps no contacts: rerun the position stage of each simulation
+        # that has any, on its own model, and read them.
+        depth = np.zeros(n)
+        for sim in np.flatnonzero(count):
+            model, data = self._one_simulation(sim)
+            data.qpos[:] = qpos[sim]
+            mujoco.mj_fwdPosition(model, data)
+            contact = data.contact
+            margin = np.maximum(*model.geom_margin[contact.geom.T])  # C's: the larger
+            inside = margin - contact.dist
+            count[sim] = np.count_nonzero(inside > slack)
+            depth[sim] = max(inside.max(initial=0.0), 0.0)
+        return count, depth
+
+    def _one_simulation(self, sim: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        """Simulation `sim`'s model (its fields and flags) and a scratch MjData for it."""
+        if self.models is not None:
+            model = self.models[sim]
+        else:
+            model = self._scratch_model = self.batch.get_model(sim, self._scratch_model)
+        data = self._scratch_data.get(id(model))
+        if data is None:
+            data = self._scratch_data[id(model)] = mujoco.MjData(model)
+        return model, data
 
     def _write_fields(self, n: int, fields) -> None:
         """Each environment's model fields into its simulation (read at the next call)."""
@@ -299,9 +321,9 @@ def forward_without_actuation(env, physics: physics_lib.Physics, sync: Callable)
 
     C's contacts, constraint forces and sensors, as dm_control's after its reset,
     and no MJX collision or solver to compile: the C backend's resets compile
-    only kinematics and the task's code. Rejection samplers ask C for `ncon` as
-    well (`contact_count`); only quadruped's height search, which needs contact
-    depths, compiles MJX's collision.
+    only the task's code. Rejection samplers and quadruped's height search ask C
+    for their contacts too (`contact_count`), so their loops compile no MJX
+    kinematics or collision (`physics_lib.Physics.count_contacts`).
     """
     return _host_physics(env, physics, sync, forward_only=True)
 
@@ -323,22 +345,35 @@ def without_constraint_rows(data: mjx.Data) -> mjx.Data:
     return data.replace(_impl=impl.replace(**cut))
 
 
-def contact_count(env, physics: physics_lib.Physics) -> jax.Array:
+def contact_count(env, physics: physics_lib.Physics, slack: float | None = None):
     """C MuJoCo's `ncon` at `physics`' qpos and model fields: dm_control's own test
     in its rejection samplers (`physics_lib.contact_count` on the C backend).
-    Jittable and vmappable; nothing of MJX's collision is compiled."""
+    Given `slack`, `(count, depth)` instead, as `physics_lib.contact_count_and_depth`
+    defines them (`Engine.contacts`). Jittable and vmappable; nothing of MJX's
+    collision is compiled."""
     engine = _engine(env)
-    wire = _Wire(physics.data.qpos.dtype)
+    dtype = physics.data.qpos.dtype
+    wire = _Wire(dtype)
 
     def host(qpos, fields):
         qpos, fields = jax.tree.map(wire.decode, (qpos, fields))
         lead = np.shape(qpos)[:-1]
-        count = engine.contacts(_flat(qpos, lead), {k: _flat(v, lead) for k, v in fields.items()})
-        return count.astype(np.int32).reshape(lead)
+        flat = {k: _flat(v, lead) for k, v in fields.items()}
+        found = engine.contacts(_flat(qpos, lead), flat, slack)
+        if slack is None:
+            return found.astype(np.int32).reshape(lead)
+        count, depth = found
+        return count.astype(np.int32).reshape(lead), wire.send(depth.reshape(lead))
 
     operands = jax.tree.map(wire.encode, (physics.data.qpos, dict(physics.model_fields)))
     result = jax.ShapeDtypeStruct((), np.int32)
-    return jax.pure_callback(host, result, *operands, vmap_method="broadcast_all")
+    if slack is not None:
+        result = (result, wire.spec(()))
+    found = jax.pure_callback(host, result, *operands, vmap_method="broadcast_all")
+    if slack is None:
+        return found
+    count, depth = found
+    return count, wire.receive(depth).astype(dtype)
 
 
 def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_only: bool):

@@ -358,15 +358,18 @@ class Physics:
       names: static name tables (not a pytree leaf).
       model_fields: this environment's own values of model fields (full arrays),
         e.g. a target's `geom_pos` drawn at reset. Empty for most tasks.
-      count_contacts: where set (the C MuJoCo backend), `physics -> C's ncon` at the
-        physics' qpos, which `contact_count` then returns instead of MJX's count.
+      count_contacts: where set (the C MuJoCo backend), `(physics, slack=None) ->
+        C's ncon` at the physics' qpos and model fields (given `slack`, C's
+        `(count, depth)`), which `contact_count` and `contact_count_and_depth` then
+        return instead of MJX's. C needs only qpos: a loop that tests contacts
+        needs no kinematics of its own there.
     """
 
     model: mjx.Model
     data: mjx.Data
     names: Names = dataclasses.field(metadata={"static": True})
     model_fields: dict[str, jax.Array] = dataclasses.field(default_factory=dict)
-    count_contacts: Callable[[Physics], jax.Array] | None = dataclasses.field(
+    count_contacts: Callable[..., Any] | None = dataclasses.field(
         default=None, metadata={"static": True}
     )
 
@@ -377,7 +380,7 @@ class Physics:
         data: mjx.Data,
         names: Names,
         model_fields: Mapping[str, jax.Array] | None = None,
-        count_contacts: Callable[[Physics], jax.Array] | None = None,
+        count_contacts: Callable[..., Any] | None = None,
     ) -> Physics:
         """A view of `model` with `model_fields` applied, as one environment sees it."""
         view = cls(model, data, names, count_contacts=count_contacts)
@@ -613,6 +616,33 @@ def forward_without_actuation(physics: Physics) -> mjx.Data:
     return forward(dataclasses.replace(physics, model=quiet))
 
 
+# What `mjx.kinematics` (and C's `mj_kinematics`) computes from qpos.
+KINEMATICS = (
+    "xanchor",
+    "xaxis",
+    "xpos",
+    "xquat",
+    "xmat",
+    "xipos",
+    "ximat",
+    "geom_xpos",
+    "geom_xmat",
+    "site_xpos",
+    "site_xmat",
+)
+
+
+def with_kinematics_left_to_c(physics: Physics) -> Physics:
+    """`physics` with its poses (`KINEMATICS`) set to NaN, for the C backend's resets.
+
+    A reset there ends with C's forward pass, which computes every pose from qpos,
+    so a loop that tests contacts on C (`count_contacts`) skips MJX's kinematics.
+    The poses it leaves behind belong to no state: NaN makes reading them loud."""
+    data = physics.data
+    stale = {name: jnp.full_like(getattr(data, name), jnp.nan) for name in KINEMATICS}
+    return dataclasses.replace(physics, data=data.replace(**stale))
+
+
 def contact_count(physics: Physics, slack: float = 0.0) -> jax.Array:
     """C MuJoCo's `ncon` for the current kinematics: contacts within their margin.
 
@@ -621,16 +651,22 @@ def contact_count(physics: Physics, slack: float = 0.0) -> jax.Array:
     counts MJX's candidate contacts with `dist < margin - slack` (C's rule at
     the default `slack` of 0). With contacts or constraints disabled C detects
     no contacts at all, and this is 0. On the C backend (`physics.count_contacts`)
-    and at `slack` 0 it is C's own `ncon`, and no MJX collision is compiled.
+    it is C's own count (at `slack` 0 its `ncon`), and no MJX collision is compiled.
     """
-    if physics.count_contacts is not None and slack == 0:
-        return physics.count_contacts(physics)
+    if physics.count_contacts is not None:
+        return (
+            physics.count_contacts(physics)
+            if slack == 0
+            else physics.count_contacts(physics, slack)[0]
+        )
     return contact_count_and_depth(physics, slack)[0]
 
 
 def contact_count_and_depth(physics: Physics, slack: float = 0.0) -> tuple[jax.Array, jax.Array]:
     """`contact_count(physics, slack)`, and how far the deepest contact is inside its
-    margin (0 where C detects none), from one collision pass."""
+    margin (0 where C detects none), from one collision pass (C's on the C backend)."""
+    if physics.count_contacts is not None:
+        return physics.count_contacts(physics, slack)
     inside = _inside_margin(physics)
     dtype = physics.data.qpos.dtype
     if inside is None:

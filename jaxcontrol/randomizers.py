@@ -184,19 +184,25 @@ def resample_while_penetrating(
 
     Returns:
       The physics of the first non-penetrating draw, with kinematics of its qpos.
+      On the C backend C counts the contacts from qpos alone and the reset's C
+      forward pass computes the poses, so no attempt runs MJX's kinematics and
+      the poses come back NaN (`physics_lib.with_kinematics_left_to_c`).
     """
     model = physics.model
+    on_host = physics.count_contacts is not None
+
+    def kinematic(candidate: Physics) -> Physics:
+        return dataclasses.replace(candidate, data=mjx.kinematics(candidate.model, candidate.data))
 
     def attempt(carry):
         key, count, data, fields, _ = carry
         key, draw_key = jax.random.split(key)
         candidate = Physics.create(model, data, physics.names, fields, physics.count_contacts)
         candidate = draw(candidate, draw_key)
-        kinematic = dataclasses.replace(
-            candidate, data=mjx.kinematics(candidate.model, candidate.data)
-        )
-        penetrating = physics_lib.contact_count(kinematic) > 0
-        return key, count + 1, kinematic.data, candidate.model_fields, penetrating
+        if not on_host:
+            candidate = kinematic(candidate)
+        penetrating = physics_lib.contact_count(candidate) > 0
+        return key, count + 1, candidate.data, candidate.model_fields, penetrating
 
     def again(carry):
         _, count, _, _, penetrating = carry
@@ -204,4 +210,5 @@ def resample_while_penetrating(
 
     start = (key, jnp.int32(0), physics.data, physics.model_fields, jnp.bool_(True))
     _, _, data, fields, _ = jax.lax.while_loop(again, attempt, start)
-    return Physics.create(model, data, physics.names, fields, physics.count_contacts)
+    accepted = Physics.create(model, data, physics.names, fields, physics.count_contacts)
+    return physics_lib.with_kinematics_left_to_c(accepted) if on_host else accepted

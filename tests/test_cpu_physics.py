@@ -8,6 +8,8 @@ an invalid state is contained as an MJX divergence is; bad backends are refused.
 Full tier: every registered task, 1000 steps.
 """
 
+import copy
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -101,8 +103,9 @@ def test_a_reset_ends_with_cs_forward_pass(monkeypatch):
 
 def test_contact_tests_are_cs_own_ncon(monkeypatch):
     """On the C backend a reset's rejection sampler asks C MuJoCo for `ncon`, as
-    dm_control does, and no MJX collision is traced: poses from clear of the floor
-    to sunk into it give C's counts, per environment of a vmapped batch."""
+    dm_control does: poses from clear of the floor to sunk into it give C's counts,
+    per environment of a vmapped batch, and no MJX collision or kinematics is traced
+    (humanoid's sampler, quadruped's height search)."""
     env = jaxcontrol.load("humanoid", "walk", backend="mujoco")
     states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 8))
     heights = jnp.linspace(-0.3, 1.6, 8)  # root z: from deep in the floor to clear of it
@@ -121,11 +124,45 @@ def test_contact_tests_are_cs_own_ncon(monkeypatch):
     assert np.asarray(ours).tolist() == theirs
     assert theirs[0] > 10 and theirs[-1] == 0, theirs
 
-    def no_mjx_collision(*args, **kwargs):
-        raise AssertionError("MJX collision traced on the C backend")
+    def no_mjx(*args, **kwargs):
+        raise AssertionError("MJX collision or kinematics traced in a C backend reset")
 
-    monkeypatch.setattr(mjx, "collision", no_mjx_collision)
+    monkeypatch.setattr(mjx, "collision", no_mjx)
+    monkeypatch.setattr(mjx, "kinematics", no_mjx)
     jax.eval_shape(jax.vmap(env.reset), jax.random.split(jax.random.key(1), 4))
+    # quadruped's height search counts contacts deeper than a slack, on C too.
+    escape = jaxcontrol.load("quadruped", "escape", backend="mujoco")
+    jax.eval_shape(jax.vmap(escape.reset), jax.random.split(jax.random.key(1), 4))
+
+
+def test_contact_depths_are_cs_own():
+    """`contact_count_and_depth` on the C backend: C's contacts deeper than the slack
+    inside their margin, and the deepest one, per environment, with each one's own
+    terrain (quadruped-escape's per-episode `hfield_data`)."""
+    env = jaxcontrol.load("quadruped", "escape", backend="mujoco")
+    states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 8))
+    heights = jnp.linspace(-0.05, 3.0, 8)  # root z: sunk into the terrain, then clear of it
+    qpos = states.data.qpos.at[:, 2].set(heights)
+    slack = 1e-3
+
+    def count(data, fields):
+        return physics_lib.contact_count_and_depth(env._physics(data, fields), slack)
+
+    fields = states.model_fields
+    ours = jax.jit(jax.vmap(count))(states.data.replace(qpos=qpos), fields)
+    model, data = copy.deepcopy(env.mj_model), mujoco.MjData(env.mj_model)
+    counts, depths = [], []
+    for q, terrain in zip(np.asarray(qpos, np.float64), np.asarray(fields["hfield_data"])):
+        model.hfield_data[:] = terrain
+        data.qpos[:] = q
+        mujoco.mj_forward(model, data)
+        inside = -data.contact.dist  # every geom's margin is 0
+        counts.append(int(np.sum(inside > slack)))
+        depths.append(max(inside.max(initial=0.0), 0.0))
+    assert np.asarray(ours[0]).tolist() == counts
+    np.testing.assert_allclose(ours[1], depths, rtol=1e-6, atol=1e-7)
+    assert counts[0] > 0 and counts[-1] == 0 and depths[0] > slack, (counts, depths)
+    assert not np.any(env.mj_model.geom_margin)
 
 
 def test_states_carry_no_constraint_rows(cartpole):

@@ -171,11 +171,14 @@ def find_non_contacting_height(
     so that a boundary on the grid resolves in float32 as dm_control's float64
     resolves it: the same height (to 1e-6), and no contact. In float64 at
     dm_control's heights nothing is left to lift. dm_control raises after 10,000 heights (100 m);
-    here the loop stops there and keeps the last one.
+    here the loop stops there and keeps the last one. On the C backend C finds the
+    contacts from qpos alone, and no height gets MJX's kinematics (the poses come
+    back NaN for the reset's C forward pass to compute: `with_kinematics_left_to_c`).
 
     Returns:
       The physics with that root pose and the kinematics of it.
     """
+    on_host = physics.count_contacts is not None
     adr = int(physics.mj_model.jnt_qposadr[physics.names.rows("joint")["root"]])
     dtype = physics.data.qpos.dtype
     orientation = jnp.asarray(orientation, dtype)
@@ -184,15 +187,18 @@ def find_non_contacting_height(
     def place(z):
         root = jnp.concatenate([jnp.stack([x_pos, y_pos, z]).astype(dtype), orientation])
         qpos = jax.lax.dynamic_update_slice(physics.data.qpos, root, (adr,))
-        data = mjx.kinematics(physics.model, physics.data.replace(qpos=qpos))
+        placed = dataclasses.replace(physics, data=physics.data.replace(qpos=qpos))
+        if on_host:
+            return physics_lib.with_kinematics_left_to_c(placed)
         # MJX's kinematics writes the normalised quaternion back to qpos (1 ulp here);
         # C's keeps dm_control's quaternion as given.
+        data = mjx.kinematics(physics.model, placed.data)
         return dataclasses.replace(physics, data=data.replace(qpos=qpos))
 
     def attempt(carry):
         z, count, _, _, _ = carry
         placed = place(z)
-        # One collision pass per height (it dominates the reset's compile).
+        # One collision pass per height (on MJX, it dominates the reset's compile).
         ncon, depth = physics_lib.contact_count_and_depth(placed, slack)
         return z + jnp.asarray(_HEIGHT_STEP, dtype), count + 1, ncon, depth, placed.data
 
