@@ -197,11 +197,16 @@ class Env:
         Traces the task's `initialize_episode` and `get_observation`, not the forward
         pass between them, which changes no shape: tracing a whole `reset` cost several
         seconds per model (its collision detection), and the specs and the blank state
-        would each have paid it.
+        would each have paid it. For the same reason the reset's contact loops count
+        with `_no_contacts` here, as they count on C, so they trace neither MJX's
+        collision nor its kinematics (`Physics.count_contacts`).
         """
 
         def shapes(key):
-            physics = self._physics(self._initial_data(), self.default_model_fields())
+            fields = self.default_model_fields()
+            physics = Physics.create(
+                self.mjx_model, self._initial_data(), self.names, fields, _no_contacts
+            )
             physics, variables = self.task.initialize_episode(physics, key)
             return variables, self.task.get_observation(physics, variables)
 
@@ -493,3 +498,10 @@ def _n_sub_steps(control_timestep: float, physics_timestep: float) -> int:
             f"multiple of the physics timestep ({physics_timestep})"
         )
     return round(ratio)
+
+
+def _no_contacts(physics: Physics, slack: float | None = None):
+    """`Physics.count_contacts` for shape evaluation only (`Env._reset_shapes`): no
+    contacts, as constants, so that a contact loop's shapes come without its collision."""
+    count = jnp.int32(0)
+    return count if slack is None else (count, jnp.zeros((), physics.data.qpos.dtype))
