@@ -329,8 +329,22 @@ def mjx_step_from(env: Env, transitions: Sequence[Transition]) -> tuple[State, S
     Returns the injected (FIRST) states and the stepped ones, stacked.
     """
     dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
-    pairs = [_inject_and_step(env, t.start, jnp.asarray(t.action, dtype)) for t in transitions]
+    pairs = [
+        _inject_and_step(env, _on_device(t.start), jnp.asarray(t.action, dtype))
+        for t in transitions
+    ]
     return tuple(jax.tree.map(lambda *xs: jnp.stack(xs), *states) for states in zip(*pairs))
+
+
+def _on_device(tree):
+    """`tree`'s NumPy arrays as JAX arrays, transferred before a program runs.
+
+    On a CPU with one core, a program with host calls (the C backend) given large
+    NumPy arguments can hang: the host call waits on its operands, and JAX's CPU
+    runtime never completes their transfer (quadruped-escape's one-step parity hung
+    in 4 of 6 runs, and 0 of 5 with this; a bare `pure_callback` given a 4 MB NumPy
+    argument hangs too, and not when it is a JAX array; NOTES.md, session 54)."""
+    return jax.block_until_ready(jax.device_put(tree))
 
 
 def raw_mjx_step_from(env: Env, transitions: Sequence[Transition], at_start: bool = False):
