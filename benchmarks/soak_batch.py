@@ -3,7 +3,7 @@
 The soak (`jaxcontrol.parity.soak`) runs its 1024 environments in shards; on a
 CPU a shard's size sets how fast it goes, because MJX's solver loops under
 `vmap` until the slowest environment of the batch converges. This times the
-soak's own jitted scan (`parity._soak`) for `--steps` steps from reset at each
+soak's own jitted scan (`parity.soaks._soak`) for `--steps` steps from reset at each
 `--batch-sizes`, in one process, so that the ratios are comparable on a shared
 machine. Compile time is reported beside each.
 
@@ -45,7 +45,7 @@ def measure(env, args: argparse.Namespace) -> None:
     print("| --- | ---: | ---: | ---: | ---: |")
     for batch in args.batch_sizes:
         # One chunk of all the steps: the timed call is the scan alone, after its reset.
-        run = parity._soak(env, batch, args.steps, every=args.steps)  # pylint: disable=protected-access
+        run = parity.soaks._soak(env, batch, args.steps, every=args.steps)  # pylint: disable=protected-access
         carry, action_keys = jax.block_until_ready(run.start(jax.random.key(1)))
         start = time.perf_counter()
         compiled = run.advance.lower(carry, action_keys).compile()

@@ -149,7 +149,9 @@ def test_returns_stop_at_last():
     assert env.episode_length == 10
     actions = parity.open_loop_actions(env.action_spec(), "sinusoid", 25)
     keys = jax.random.split(jax.random.key(0), 4)
-    returns = np.asarray(parity._open_loop_returns(env)(keys, jnp.asarray(actions, jnp.float32)))
+    returns = np.asarray(
+        parity.measures._open_loop_returns(env)(keys, jnp.asarray(actions, jnp.float32))
+    )
 
     @jax.jit
     def first_ten(keys):
@@ -163,7 +165,7 @@ def test_returns_stop_at_last():
 
     np.testing.assert_allclose(returns, np.asarray(first_ten(keys)), rtol=1e-6)
     dm_env = equivalence.reference_for(env, seed=0)
-    total = parity._dm_control_return(dm_env, actions)
+    total = parity.measures._dm_control_return(dm_env, actions)
     assert dm_env._step_count == 10 and np.isfinite(total)
 
 
@@ -198,7 +200,7 @@ class _Batch:
 )
 def test_step_type_rule(step_type, step, discount, ended, limit, ok):
     batch = _Batch(step_type, step, discount)
-    assert bool(parity._step_types_ok(batch, jnp.asarray(ended), limit)) == ok
+    assert bool(parity.soaks._step_types_ok(batch, jnp.asarray(ended), limit)) == ok
 
 
 @pytest.mark.float64

@@ -202,7 +202,7 @@ def test_a_reset_miss_is_tested_again_on_larger_fresh_samples(monkeypatch):
     assert set(second["min_pvalue"]) == {"qpos"}  # only the quantity that missed
     assert parity.reset_pvalues(piece)["qpos"] == second["min_pvalue"]["qpos"] > 1e-3
     assert parity.missed_targets({"resets": piece}, ["resets"]) == []
-    assert "2nd test, 3072/3000; 1st" in parity._resets_cell(piece)
+    assert "2nd test, 3072/3000; 1st" in parity.markdown._resets_cell(piece)
 
     piece, _ = _fake_resets(monkeypatch, shift_first=0.0, shift_all=0.05)  # a real shift
     assert piece["min_pvalue"]["qpos"] <= 1e-3 and "confirmation" in piece

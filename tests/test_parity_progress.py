@@ -1,6 +1,7 @@
 """The full tier's long pieces resume where a stopped run left them (`parity.Progress`)."""
 
 import json
+import os
 
 import jax
 import jax.numpy as jnp
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import mjx_fixes, parity, soak_checkpoint
+from jaxcontrol import equivalence, mjx_fixes, parity, soak_checkpoint
 from jaxcontrol.registry import REGISTRY
 
 # Two shards of 4 environments, 6 steps in chunks of 2: one compile for the module's soaks.
@@ -77,19 +78,19 @@ def test_interrupted_soak_resumes_to_the_uninterrupted_result(env, tmp_path, mon
     assert whole["replay_identical"]
 
     path = tmp_path / "soak.json"
-    measure_shard = parity._soak_shard
+    measure_shard = parity.soaks._soak_shard
 
     def stop_at_second(run, shard, *rest, **kw):
         if shard == 1:
             raise KeyboardInterrupt  # the session ends midway
         return measure_shard(run, shard, *rest, **kw)
 
-    monkeypatch.setattr(parity, "_soak_shard", stop_at_second)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", stop_at_second)
     with pytest.raises(KeyboardInterrupt):
         parity.soak(env, progress=parity.Progress(path), **kwargs)
     assert list(json.loads(path.read_text())["parts"]) == ["shard0"]
 
-    monkeypatch.setattr(parity, "_soak_shard", measure_shard)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", measure_shard)
     progress = parity.Progress(path)
     resumed = parity.soak(env, progress=progress, **kwargs)
     assert progress.resumed == ["shard0"]
@@ -147,18 +148,18 @@ def test_a_shard_stopped_midway_resumes_bit_identically_without_the_datas_impl(
     constraints, the mass matrix). A shard resumed from one, with those fields NaN,
     ends bit-identical to the shard that never stopped: the step computes them
     again before it reads them."""
-    with parity.equivalence.precision(False):
+    with equivalence.precision(False):
         env = jaxcontrol.load(*soaked)
-        run = parity._soak(env, 4, 6, 2)
-        whole = parity._soak_shard(run, 1)
+        run = parity.soaks._soak(env, 4, 6, 2)
+        whole = parity.soaks._soak_shard(run, 1)
         checkpoint = parity.Progress(tmp_path / "soak.json").checkpoint("shard1", shard=1)
         done = _stop_after_saves(monkeypatch, 1)
         with pytest.raises(KeyboardInterrupt):
-            parity._soak_shard(run, 1, checkpoint)
+            parity.soaks._soak_shard(run, 1, checkpoint)
         saved = np.load(checkpoint.path)
         assert not any("_impl" in name for name in saved.files)
         assert any("qpos" in name for name in saved.files)
-        resumed = parity._soak_shard(_poisoned(run), 1, checkpoint)
+        resumed = parity.soaks._soak_shard(_poisoned(run), 1, checkpoint)
     assert done == [2, 4]  # stopped after the first chunk; resumed from step 2
     assert resumed.pop("seconds_before") >= 0  # the time before the stop, for the record
     assert resumed == whole
@@ -167,20 +168,20 @@ def test_a_shard_stopped_midway_resumes_bit_identically_without_the_datas_impl(
 def test_a_checkpoint_from_another_host_resumes_a_shard_but_not_a_replay(
     env, tmp_path, monkeypatch
 ):
-    run = parity._soak(env, 4, 6, 2)
-    whole = parity._soak_shard(run, 0)
+    run = parity.soaks._soak(env, 4, 6, 2)
+    whole = parity.soaks._soak_shard(run, 0)
     checkpoint = parity.Progress(tmp_path / "soak.json").checkpoint("shard0", shard=0)
     _stop_after_saves(monkeypatch, 1)
     with pytest.raises(KeyboardInterrupt):
-        parity._soak_shard(run, 0, checkpoint)
+        parity.soaks._soak_shard(run, 0, checkpoint)
     monkeypatch.undo()
     carry, progress = checkpoint.load(run.start(jax.random.key(0))[0])
     checkpoint.save(carry, {**progress, "hosts": ["amd"]})  # as if saved on another CPU
 
-    resumed = parity._soak_shard(run, 0, checkpoint)  # its checkpoint names both hosts
+    resumed = parity.soaks._soak_shard(run, 0, checkpoint)  # its checkpoint names both hosts
     assert resumed["host"] == "+".join(sorted(["amd", parity.host_fingerprint()]))
     assert resumed["final_digest"] == whole["final_digest"]  # one host here, in truth
-    replay = parity._soak_shard(run, 0, checkpoint, same_host=True)
+    replay = parity.soaks._soak_shard(run, 0, checkpoint, same_host=True)
     assert replay == whole  # started over here: nothing before it
 
 
@@ -204,11 +205,11 @@ def test_a_soak_stopped_inside_a_shard_resumes_there_and_leaves_no_checkpoint(
 
 
 def test_a_checkpoint_of_another_measurement_is_ignored(env, tmp_path, monkeypatch):
-    run = parity._soak(env, 4, 6, 2)
+    run = parity.soaks._soak(env, 4, 6, 2)
     checkpoint = parity.Progress(tmp_path / "soak.json", {"n": 1}).checkpoint("shard0", shard=0)
     _stop_after_saves(monkeypatch, 1)
     with pytest.raises(KeyboardInterrupt):
-        parity._soak_shard(run, 0, checkpoint)
+        parity.soaks._soak_shard(run, 0, checkpoint)
     template = run.start(jax.random.key(0))[0]
     assert checkpoint.load(template) is not None
     other = parity.Progress(tmp_path / "soak.json", {"n": 2}).checkpoint("shard0", shard=0)
@@ -222,14 +223,14 @@ def test_a_checkpoint_of_another_measurement_is_ignored(env, tmp_path, monkeypat
 
 
 def test_a_replay_that_differs_is_reported_as_nondeterminism(env, monkeypatch):
-    measure_shard, calls = parity._soak_shard, []
+    measure_shard, calls = parity.soaks._soak_shard, []
 
     def flaky(run, shard, *rest, **kw):  # the replay of shard 0 ends elsewhere than shard 0 did
         out = measure_shard(run, shard, *rest, **kw)
         calls.append(shard)
         return {**out, "final_digest": "other"} if calls.count(0) == 2 else out
 
-    monkeypatch.setattr(parity, "_soak_shard", flaky)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", flaky)
     soak = parity.soak(env, **SMALL)
     assert calls == [0, 1, 0] and not soak["replay_identical"]
     missed = parity.missed_targets({"soak": soak}, ["soak"])
@@ -241,13 +242,13 @@ def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkey
     every shard was measured elsewhere, the replay compares two runs of shard 0 here."""
     kwargs = SMALL
     path = tmp_path / "soak.json"
-    measure_shard, measured = parity._soak_shard, []
+    measure_shard, measured = parity.soaks._soak_shard, []
 
     def elsewhere(run, shard, *rest, **kw):  # another CPU: same statistics, other last bits
         measured.append(shard)
         return {**measure_shard(run, shard, *rest, **kw), "final_digest": "amd", "host": "amd"}
 
-    monkeypatch.setattr(parity, "_soak_shard", elsewhere)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", elsewhere)
     with pytest.raises(parity.PartsLeft):
         parity.soak(env, progress=parity.Progress(path, only=["shard0", "shard1"]), **kwargs)
 
@@ -255,7 +256,7 @@ def test_a_replay_on_another_host_runs_shard_0_twice_there(env, tmp_path, monkey
         measured.append(shard)
         return measure_shard(run, shard, *rest, **kw)
 
-    monkeypatch.setattr(parity, "_soak_shard", here)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", here)
     soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
     assert measured == [0, 1, 0, 0]  # the replay, then its reference, both here
     assert soak["replay_identical"] and soak["replay_reference"] == "a second replay on this host"
@@ -274,13 +275,13 @@ def test_a_replay_takes_a_shard_this_host_measured_and_runs_it_once(env, tmp_pat
     once and compares with its saved digest, so a nondeterministic shard 1 fails."""
     kwargs = SMALL
     path = tmp_path / "soak.json"
-    measure_shard, measured = parity._soak_shard, []
+    measure_shard, measured = parity.soaks._soak_shard, []
 
     def elsewhere(run, shard, *rest, **kw):
         measured.append(shard)
         return {**measure_shard(run, shard, *rest, **kw), "final_digest": "amd", "host": "amd"}
 
-    monkeypatch.setattr(parity, "_soak_shard", elsewhere)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", elsewhere)
     with pytest.raises(parity.PartsLeft):
         parity.soak(env, progress=parity.Progress(path, only=["shard0"]), **kwargs)
     assert json.loads(path.read_text())["parts"]["shard0"]["host"] == "amd"
@@ -289,7 +290,7 @@ def test_a_replay_takes_a_shard_this_host_measured_and_runs_it_once(env, tmp_pat
         measured.append(shard)
         return measure_shard(run, shard, *rest, **kw)
 
-    monkeypatch.setattr(parity, "_soak_shard", here)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", here)
     saved = path.read_text()
     soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
     assert measured == [0, 1, 1]  # shard 1 here, then its replay, once
@@ -302,7 +303,7 @@ def test_a_replay_takes_a_shard_this_host_measured_and_runs_it_once(env, tmp_pat
 
     measured.clear()
     path.write_text(saved)
-    monkeypatch.setattr(parity, "_soak_shard", flaky)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", flaky)
     soak = parity.soak(env, progress=parity.Progress(path), **kwargs)
     assert measured == [1, 1] and not soak["replay_identical"]
 
@@ -313,7 +314,7 @@ def test_the_host_fingerprint_names_the_cores_a_process_may_use(monkeypatch):
     prints = {}
     for cores in [{0}, {0, 1}, {1}]:
         parity.host_fingerprint.cache_clear()
-        monkeypatch.setattr(parity.os, "sched_getaffinity", lambda pid, c=cores: c, raising=False)
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, c=cores: c, raising=False)
         prints[len(cores)] = prints.get(len(cores), set()) | {parity.host_fingerprint()}
     parity.host_fingerprint.cache_clear()
     assert len(prints[1]) == 1 and prints[1] != prints[2]  # the count, not which cores
@@ -326,7 +327,9 @@ def test_returns_run_in_quarters_that_resume_to_the_uninterrupted_result(env, tm
     assert set(whole) == set(parity.POLICIES)
     keys = jax.random.split(jax.random.key(5 + 1), 8)  # sinusoid's episodes
     actions = _sinusoid(env)
-    one_batch = np.asarray(parity._open_loop_returns(env)(keys, jnp.asarray(actions, jnp.float32)))
+    one_batch = np.asarray(
+        parity.measures._open_loop_returns(env)(keys, jnp.asarray(actions, jnp.float32))
+    )
     np.testing.assert_allclose(whole["sinusoid"]["ours_returns"], one_batch, rtol=1e-4)
 
     path = tmp_path / "returns.json"
@@ -347,8 +350,8 @@ def test_returns_run_in_quarters_that_resume_to_the_uninterrupted_result(env, tm
 
 
 def _sinusoid(env):
-    dm_env = parity.equivalence.reference_for(env, 0)
-    steps = parity.equivalence.episode_steps(env)
+    dm_env = equivalence.reference_for(env, 0)
+    steps = equivalence.episode_steps(env)
     return parity.open_loop_actions(dm_env.action_spec(), "sinusoid", steps)
 
 
@@ -383,7 +386,9 @@ def test_cli_measures_only_missing_pieces_and_writes_each_at_once(tmp_path, monk
 
         return piece
 
-    monkeypatch.setattr(parity, "PIECES", {"first": fake("first"), "second": fake("second")})
+    monkeypatch.setattr(
+        parity.records, "PIECES", {"first": fake("first"), "second": fake("second")}
+    )
     args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "first,second"]
     assert parity.main(args) == 0
     assert calls == ["first", "second"]
@@ -402,7 +407,7 @@ def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch
         calls.append(progress.config.get("solver_caps"))
         return {"value": 1}
 
-    monkeypatch.setattr(parity, "PIECES", {"only": piece})
+    monkeypatch.setattr(parity.records, "PIECES", {"only": piece})
     args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only", "--missing"]
     assert parity.main(args) == 0
     record = parity.read_record(tmp_path, "pendulum-swingup")
@@ -434,7 +439,7 @@ def test_pieces_measured_under_stock_mjx_are_stale_for_elliptic_tasks(tmp_path, 
         configs.append(progress.config.get("mjx_fixes"))
         return {"value": 1}
 
-    monkeypatch.setattr(parity, "PIECES", {"only": piece})
+    monkeypatch.setattr(parity.records, "PIECES", {"only": piece})
     old = {"task": "finger-spin", "only": {"value": 1, "solver_caps": None}}
     parity.write_record(tmp_path, old)
     assert parity.missed_targets(old, ["only"], None, fix) == [
@@ -454,7 +459,9 @@ def test_pieces_measured_under_stock_mjx_are_stale_for_elliptic_tasks(tmp_path, 
 
 
 def test_each_piece_names_its_jax_version_and_parity_md_shows_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(parity, "PIECES", {"only": lambda domain, task, progress: {"value": 1}})
+    monkeypatch.setattr(
+        parity.records, "PIECES", {"only": lambda domain, task, progress: {"value": 1}}
+    )
     args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only"]
     assert parity.main(args) == 0
     record = parity.read_record(tmp_path, "pendulum-swingup")
@@ -475,13 +482,13 @@ def test_runs_sharing_a_piece_measure_only_their_parts_and_the_last_completes(
     kwargs = SMALL
     whole = parity.soak(env, **kwargs)
     path = tmp_path / "soak.json"
-    measure_shard, measured = parity._soak_shard, []
+    measure_shard, measured = parity.soaks._soak_shard, []
 
     def counted(run, shard, *rest, **kw):
         measured.append(shard)
         return measure_shard(run, shard, *rest, **kw)
 
-    monkeypatch.setattr(parity, "_soak_shard", counted)
+    monkeypatch.setattr(parity.soaks, "_soak_shard", counted)
     first = parity.Progress(path, only=["shard1"])
     with pytest.raises(parity.PartsLeft) as left:
         parity.soak(env, progress=first, **kwargs)
@@ -524,8 +531,8 @@ def test_soak_shards_are_the_tasks_and_key_its_progress(env, tmp_path):
     shards = {REGISTRY.prototype(*task).soak_shards for task in jaxcontrol.ALL_TASKS}
     assert shards == {8, 32} and all(parity.SOAK_ENVS % count == 0 for count in shards)
     stack, pendulum = ("stacker", "stack_2"), ("pendulum", "swingup")
-    assert parity._parts_error(["soak"], ["shard31", "replay"], [stack]) is None
-    assert "valid parts: shard0" in parity._parts_error(["soak"], ["shard31"], [pendulum])
+    assert parity.parts_error(["soak"], ["shard31", "replay"], [stack]) is None
+    assert "valid parts: shard0" in parity.parts_error(["soak"], ["shard31"], [pendulum])
     configs = {
         (t, piece): parity.piece_progress(*t, piece, tmp_path).config
         for t in [stack, pendulum]
@@ -557,9 +564,9 @@ def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, mo
         other = parity.piece_progress("pendulum", "swingup", "long", tmp_path, ["a"])
         other.part("a", lambda: 1)
 
-    monkeypatch.setattr(parity, "PIECES", {"long": piece})
-    monkeypatch.setattr(parity, "RESUMABLE", ("long",))
-    monkeypatch.setattr(parity, "piece_parts", lambda piece, shards=8: ("a", "b"))
+    monkeypatch.setattr(parity.records, "PIECES", {"long": piece})
+    monkeypatch.setattr(parity.settings, "RESUMABLE", ("long",))
+    monkeypatch.setattr(parity.settings, "piece_parts", lambda piece, shards=8: ("a", "b"))
     args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "long", "--parts"]
 
     def read():

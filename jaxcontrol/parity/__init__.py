@@ -1,0 +1,145 @@
+"""A task's full parity record: every figure of PARITY.md, measured against dm_control.
+
+`measure_piece(domain, task, piece)` runs one of the full tier's measurements for
+one task, in one process (float64 and float32 alike):
+  * one_step_float64 / one_step_float32: one step from 24 dm_control states
+    (`equivalence.step_parity`), with stock MJX's own error against C MuJoCo;
+  * episode: a float64 1000-step episode under a fixed smooth action sequence,
+    with how far stock MJX itself drifts from C MuJoCo over it;
+  * resets: two-sample Kolmogorov-Smirnov p-values, per state coordinate and
+    per-episode quantity, of our resets against dm_control's;
+  * returns: episode returns under three open-loop policies (zero, sinusoid,
+    bang-bang), each side from its own resets, compared by a z-score;
+  * soak: 1024 environments x 1000 random-action steps in float32, counting
+    non-finite states, in 8 shards of 128 (stacker: 32 of 32, `Task.soak_shards`).
+The long pieces (returns, per quarter of a policy's episodes; soak, per shard)
+keep their finished parts in a `Progress` file beside the records, so that a run
+stopped midway (a session on a 2-core machine ends; humanoid's soak takes hours
+there) resumes where it was; a soak shard also saves its state every 100 steps
+(`soak_checkpoint`), and resumes inside the shard.
+Several processes can share one piece's parts (`--parts`, one core each): each
+measures its own, and the last to finish writes the record.
+`targets(record, task)` lists every target a record misses; `render` writes
+PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
+targets and writes the records; `jaxcontrol parity` renders them:
+
+    python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
+    python -m jaxcontrol parity humanoid-walk --missing # one task; resumes a stopped run
+    python -m jaxcontrol parity manipulator-bring_ball --pieces soak --parts shard0,shard1
+    python -m jaxcontrol parity --render                # writes PARITY.md
+
+The package's modules: `settings` (sizes, targets, part names), `progress`
+(resumable parts), `measures` (one step, episode, resets, returns), `soaks`, `records`
+(measuring pieces, records, targets), `markdown` (PARITY.md) and `cli`.
+"""
+
+from jaxcontrol.parity.cli import main
+from jaxcontrol.parity.markdown import render
+from jaxcontrol.parity.measures import (
+    compare_returns,
+    episode,
+    ks_columns,
+    one_step,
+    open_loop_actions,
+    reset_pvalues,
+    resets,
+    returns,
+)
+from jaxcontrol.parity.progress import PartsLeft, Progress, progress_path
+from jaxcontrol.parity.records import (
+    PIECES,
+    expand_parts,
+    jax_versions,
+    load_records,
+    measure_piece,
+    missed_targets,
+    mjx_fixes_of,
+    one_step_misses,
+    piece_progress,
+    provenance,
+    read_record,
+    solver_caps,
+    stale_pieces,
+    write_record,
+)
+from jaxcontrol.parity.settings import (
+    CONFIRM_BATCHES,
+    CONFIRM_REFERENCE,
+    CONFIRM_SEED_OFFSET,
+    EPISODE_AMPLITUDE,
+    EPISODE_EXACT_RTOL,
+    KS_THRESHOLD,
+    N_STATES,
+    POLICIES,
+    RAW_EXACT_DRIFT,
+    RESETS_OURS,
+    RESETS_REFERENCE,
+    RESUMABLE,
+    RETURN_EPISODES,
+    RETURN_QUARTERS,
+    SOAK_CHECKPOINT_EVERY,
+    SOAK_ENVS,
+    SOAK_SHARDS,
+    SOAK_STEPS,
+    Z_THRESHOLD,
+    parts_error,
+    piece_parts,
+    return_parts,
+    soak_parts,
+)
+from jaxcontrol.parity.soaks import host_fingerprint, soak
+
+__all__ = [
+    "CONFIRM_BATCHES",
+    "CONFIRM_REFERENCE",
+    "CONFIRM_SEED_OFFSET",
+    "EPISODE_AMPLITUDE",
+    "EPISODE_EXACT_RTOL",
+    "KS_THRESHOLD",
+    "N_STATES",
+    "PIECES",
+    "POLICIES",
+    "RAW_EXACT_DRIFT",
+    "RESETS_OURS",
+    "RESETS_REFERENCE",
+    "RESUMABLE",
+    "RETURN_EPISODES",
+    "RETURN_QUARTERS",
+    "SOAK_CHECKPOINT_EVERY",
+    "SOAK_ENVS",
+    "SOAK_SHARDS",
+    "SOAK_STEPS",
+    "Z_THRESHOLD",
+    "PartsLeft",
+    "Progress",
+    "compare_returns",
+    "episode",
+    "expand_parts",
+    "host_fingerprint",
+    "jax_versions",
+    "ks_columns",
+    "load_records",
+    "main",
+    "measure_piece",
+    "missed_targets",
+    "mjx_fixes_of",
+    "one_step",
+    "one_step_misses",
+    "open_loop_actions",
+    "parts_error",
+    "piece_parts",
+    "piece_progress",
+    "progress_path",
+    "provenance",
+    "read_record",
+    "render",
+    "reset_pvalues",
+    "resets",
+    "return_parts",
+    "returns",
+    "soak",
+    "soak_parts",
+    "solver_caps",
+    "stale_pieces",
+    "write_record",
+]

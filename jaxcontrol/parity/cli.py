@@ -1,0 +1,122 @@
+"""`jaxcontrol parity`: measure tasks' records, or render PARITY.md.
+
+The pieces and resumable parts are read from their modules when a command runs
+(`records.PIECES`, `settings.RESUMABLE`), so that tests may stand in their own."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any
+
+import jaxcontrol
+from jaxcontrol.parity import records, settings
+from jaxcontrol.parity.markdown import render
+from jaxcontrol.parity.progress import PartsLeft
+from jaxcontrol.parity.records import (
+    load_records,
+    measure_piece,
+    missed_targets,
+    mjx_fixes_of,
+    piece_progress,
+    provenance,
+    read_record,
+    solver_caps,
+    stale_pieces,
+    write_record,
+)
+from jaxcontrol.parity.settings import parts_error
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`jaxcontrol parity`: measure tasks into records, or render PARITY.md."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="jaxcontrol parity",
+        description="Measure tasks' full parity records, or render PARITY.md from them.",
+    )
+    parser.add_argument("tasks", nargs="*", help="DOMAIN-TASK ids to measure (default: none)")
+    parser.add_argument("--records", default="parity_records", help="records directory")
+    parser.add_argument("--pieces", default=",".join(records.PIECES), help="comma-separated pieces")
+    parser.add_argument(
+        "--missing",
+        action="store_true",
+        help="measure only the pieces that a task's record lacks (to finish a stopped run)",
+    )
+    listed = "; ".join(
+        f"{piece}: {','.join(settings.piece_parts(piece))}" for piece in settings.RESUMABLE
+    )
+    parser.add_argument(
+        "--parts",
+        help="comma-separated parts of one resumable piece to measure in this process (run "
+        "several at once, one core each, with the same records; the last one to finish "
+        f"writes the record): {listed} (shard0 to shard31 where a task has 32 soak shards)",
+    )
+    parser.add_argument("--render", action="store_true", help="write PARITY.md from the records")
+    parser.add_argument("--out", default="PARITY.md", help="where --render writes")
+    args = parser.parse_args(argv)
+    valid = {f"{d}-{t}": (d, t) for d, t in jaxcontrol.ALL_TASKS}
+    unknown = [t for t in args.tasks if t not in valid]
+    pieces = [p for p in args.pieces.split(",") if p]
+    bad = [p for p in pieces if p not in records.PIECES]
+    if unknown or bad:
+        what = f"unknown tasks {unknown}" if unknown else f"unknown pieces {bad}"
+        print(
+            f"jaxcontrol parity: {what}; valid: {', '.join(valid if unknown else records.PIECES)}"
+        )
+        return 2
+    parts = None if args.parts is None else [p for p in args.parts.split(",") if p]
+    if parts is not None:
+        error = parts_error(pieces, parts, [valid[name] for name in args.tasks])
+        if error:
+            print(f"jaxcontrol parity: {error}")
+            return 2
+    status = 0
+    for name in args.tasks:
+        # Each piece is written as soon as it is measured, so a stopped run loses at
+        # most the piece in progress (and the long pieces keep their finished parts).
+        caps, fixes = solver_caps(*valid[name]), mjx_fixes_of(*valid[name])
+        done = read_record(args.records, name) if args.missing else {}
+        stale = stale_pieces(done, caps, fixes)
+        for piece in pieces:
+            if not done.get(piece) or piece in stale:
+                result = _measure_shared(*valid[name], piece, args.records, parts)
+                if result is None:
+                    break
+                write_record(args.records, {"task": name, **provenance(), piece: result})
+        else:
+            record = read_record(args.records, name)
+            missed = missed_targets(record, pieces, caps, fixes)
+            print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
+            status |= bool(missed)
+    if args.render:
+        pathlib.Path(args.out).write_text(render(load_records(args.records)))
+        print(f"wrote {args.out}")
+    return status
+
+
+def _measure_shared(domain, task, piece, directory, parts) -> dict[str, Any] | None:
+    """`measure_piece`; with `parts`, None while other runs' parts are still missing.
+
+    The run that finds every part saved completes the piece from them, once: it
+    claims the completion with a marker file first, so two runs that finish
+    together do not both complete it."""
+    try:
+        return measure_piece(domain, task, piece, directory, parts)
+    except PartsLeft as left:
+        progress = piece_progress(domain, task, piece, directory)
+        missing = [p for p in left.parts if p not in progress.saved()[0]]
+        if missing:
+            print(
+                f"{domain}-{task}: {piece} parts {', '.join(parts)} measured; "
+                f"left to other runs: {', '.join(missing)}",
+                flush=True,
+            )
+            return None
+        try:
+            os.close(os.open(progress.completing, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            print(f"{domain}-{task}: {piece} is being completed by another run", flush=True)
+            return None
+        return measure_piece(domain, task, piece, directory)  # every part is saved

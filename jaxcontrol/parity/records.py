@@ -1,0 +1,292 @@
+"""Measuring a record's pieces, reading and writing records, and the targets they miss."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import pathlib
+import platform
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import jax
+
+import jaxcontrol
+from jaxcontrol import equivalence, mjx_fixes
+from jaxcontrol.parity.measures import episode, one_step, reset_pvalues, resets, returns
+from jaxcontrol.parity.progress import Progress, progress_path
+from jaxcontrol.parity.settings import (
+    EPISODE_EXACT_RTOL,
+    KS_THRESHOLD,
+    POLICIES,
+    RETURN_EPISODES,
+    SOAK_ENVS,
+    SOAK_SHARDS,
+    SOAK_STEPS,
+    Z_THRESHOLD,
+    parts_error,
+    return_parts,
+)
+from jaxcontrol.parity.soaks import soak
+from jaxcontrol.registry import REGISTRY
+
+Piece = Callable[[str, str, Progress], dict]
+
+
+def _in_mode(x64: bool, piece: Callable[..., dict], resumable: bool = False) -> Piece:
+    def run(domain: str, task: str, progress: Progress) -> dict:
+        with equivalence.precision(x64):
+            env = jaxcontrol.load(domain, task)
+            return piece(env, progress=progress) if resumable else piece(env)
+
+    return run
+
+
+PIECES: dict[str, Piece] = {
+    "one_step_float64": _in_mode(True, lambda env: one_step(env, x64=True)),
+    "one_step_float32": _in_mode(False, lambda env: one_step(env, x64=False)),
+    "episode": _in_mode(True, episode),
+    "resets": _in_mode(False, resets),
+    "returns": _in_mode(False, returns, resumable=True),
+    "soak": _in_mode(False, soak, resumable=True),
+}
+
+
+def measure_piece(
+    domain: str,
+    task: str,
+    piece: str,
+    records: str | pathlib.Path | None = None,
+    parts: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """One piece of the record, with the seconds it took.
+
+    With `records`, a resumable piece keeps its finished parts under
+    `<records>/progress/` and picks them up again if it was stopped midway.
+    With `parts` (of `piece_parts`), only those are measured; `PartsLeft` is
+    raised unless the other runs sharing the file have saved the rest."""
+    if piece not in PIECES:
+        raise ValueError(f"unknown piece {piece!r}; valid pieces: {', '.join(PIECES)}")
+    error = None if parts is None else parts_error([piece], list(parts), [(domain, task)])
+    if error:
+        raise ValueError(error)
+    progress = piece_progress(domain, task, piece, records, parts)
+    caps = progress.config.get("solver_caps")  # None: dm_control's settings
+    start = time.perf_counter()
+    result = PIECES[piece](domain, task, progress)
+    result["seconds"] = round(time.perf_counter() - start + progress.earlier_seconds(), 1)
+    result["solver_caps"] = caps
+    if progress.config.get("mjx_fixes"):
+        result["mjx_fixes"] = progress.config["mjx_fixes"]
+    result["jax"] = jax.__version__
+    if progress.resumed:
+        result["resumed_parts"] = progress.resumed
+    return result
+
+
+def piece_progress(
+    domain: str,
+    task: str,
+    piece: str,
+    records: str | pathlib.Path | None,
+    only: Sequence[str] | None = None,
+) -> Progress:
+    """The piece's `Progress` under `records` (None: nothing kept), for its config."""
+    name = f"{domain}-{task}"
+    caps = solver_caps(domain, task)
+    fixes = mjx_fixes_of(domain, task)
+    shards = REGISTRY.prototype(domain, task).soak_shards
+    config = {
+        "task": name,
+        "piece": piece,
+        "sizes": [RETURN_EPISODES, SOAK_ENVS, SOAK_STEPS, SOAK_SHARDS],
+        **({"solver_caps": caps} if caps else {}),
+        # Parts measured under stock MJX's line search never mix with fixed ones.
+        **({"mjx_fixes": fixes} if fixes else {}),
+        # Only where it differs, so that parts saved before `Task.soak_shards` stay valid.
+        **({"soak_shards": shards} if piece == "soak" and shards != SOAK_SHARDS else {}),
+    }
+    return Progress(progress_path(records, name, piece), config, expand_parts(piece, only))
+
+
+def expand_parts(piece: str, parts: Sequence[str] | None) -> list[str] | None:
+    """`--parts` names as the parts they stand for: a policy's name (returns) is
+    its quarters and itself; every other name is one part."""
+    if parts is None:
+        return None
+    policies = POLICIES if piece == "returns" else ()
+    return [
+        name for part in parts for name in (return_parts(part) if part in policies else (part,))
+    ]
+
+
+def solver_caps(domain: str, task: str) -> list[int] | None:
+    """The task's MJX solver caps (`Task.solver_caps`) as a list; None: dm_control's own."""
+    caps = REGISTRY.prototype(domain, task).solver_caps
+    return list(caps) if caps else None
+
+
+@functools.cache
+def mjx_fixes_of(domain: str, task: str) -> list[str]:
+    """The fixes to stock MJX in effect that can change the task's physics
+    (`mjx_fixes.touching`); pieces measured under others are stale."""
+    return list(mjx_fixes.touching(jaxcontrol.load(domain, task).mj_model))
+
+
+def stale_pieces(
+    record: dict[str, Any], caps: list[int] | None, fixes: Sequence[str] = ()
+) -> list[str]:
+    """Pieces of `record` measured under other physics than the task's now: other
+    solver settings than its `caps`, or other MJX fixes than `fixes`.
+
+    Records from before solver caps existed carry none: dm_control's settings; from
+    before `mjx_fixes`, none: stock MJX."""
+    return [
+        piece
+        for piece in PIECES
+        if isinstance(record.get(piece), dict)
+        and (
+            record[piece].get("solver_caps") != caps
+            or record[piece].get("mjx_fixes", []) != list(fixes)
+        )
+    ]
+
+
+def jax_versions(record: dict[str, Any]) -> list[str]:
+    """The JAX versions the record's pieces were measured with, oldest record's first.
+
+    A piece names its own version; older pieces (before pieces did) were measured
+    with the version their record names."""
+    versions = {
+        record[piece].get("jax", record.get("jax"))
+        for piece in PIECES
+        if isinstance(record.get(piece), dict)
+    }
+    return sorted(v for v in versions if v)
+
+
+def provenance() -> dict[str, str]:
+    return {
+        "date": datetime.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, "
+        f"{jax.devices()[0].platform}",
+        "jax": jax.__version__,
+    }
+
+
+def missed_targets(
+    record: dict[str, Any],
+    required: Iterable[str] = tuple(PIECES),
+    caps: list[int] | None = None,
+    fixes: Sequence[str] = (),
+) -> list[str]:
+    """Every target of the contact-domains issue that `record` misses (empty: all met).
+
+    A `required` piece that was never measured counts as missed, and so does one
+    measured under other physics than the task's now (`stale_pieces`: its solver
+    `caps`, its MJX `fixes`)."""
+    unmeasured = [piece for piece in required if not record.get(piece)]
+    missed = [f"not measured: {', '.join(unmeasured)}"] if unmeasured else []
+    measured = [p for p in required if isinstance(record.get(p), dict)]
+    stale_caps = [p for p in measured if record[p].get("solver_caps") != caps]
+    if stale_caps:
+        missed.append(f"measured under other solver settings: {', '.join(stale_caps)}")
+    stale_fixes = [
+        p for p in measured if p not in stale_caps and record[p].get("mjx_fixes", []) != list(fixes)
+    ]
+    if stale_fixes:
+        now = ", ".join(fixes) or "none"
+        missed.append(f"measured under other MJX fixes (now {now}): {', '.join(stale_fixes)}")
+    for dtype in ("float64", "float32"):
+        piece = record.get(f"one_step_{dtype}")
+        if piece:
+            for who, key, worst, tolerance in one_step_misses(piece):
+                missed.append(f"one step {dtype} {who} {key}: {worst:.2e} > {tolerance:.2e}")
+    ep = record.get("episode")
+    if ep:
+        if ep["measured_class"] != ep["declared_class"]:
+            missed.append(
+                f"episode class declared {ep['declared_class']}, measured {ep['measured_class']} "
+                f"(raw MJX drift {ep['raw_drift']:.2e})"
+            )
+        if ep["measured_class"] == "exact" and ep["ours_rel"] > EPISODE_EXACT_RTOL:
+            missed.append(f"episode return rel {ep['ours_rel']:.2e} > {EPISODE_EXACT_RTOL}")
+        if ep["cpu_rel"] > 1e-12:
+            missed.append(f"CPU path episode return rel {ep['cpu_rel']:.2e} > 1e-12")
+        if not ep.get("ends_alike", True):  # records before issue 9 lack it
+            missed.append("episode: ours did not end (LAST) where dm_control's did")
+    rs = record.get("resets")
+    if rs:
+        if not rs["names_match"]:
+            missed.append("reset quantities differ from dm_control's")
+        low = {k: p for k, p in reset_pvalues(rs).items() if p <= KS_THRESHOLD}
+        if low:
+            missed.append(f"reset KS p <= {KS_THRESHOLD}: {low}")
+        mismatch = rs["constant_mismatch"] + rs.get("confirmation", {}).get("constant_mismatch", [])
+        if mismatch:
+            missed.append(f"constant reset entries differ: {mismatch}")
+    for policy, z in (record.get("returns") or {}).items():
+        if isinstance(z, dict) and not abs(z["z"]) <= Z_THRESHOLD:
+            missed.append(f"returns under {policy}: |z| = {abs(z['z']):.2f} > {Z_THRESHOLD}")
+    sk = record.get("soak")
+    if sk:
+        for key in ("nonfinite", "diverged"):
+            if sk[key]:
+                missed.append(f"soak: {sk[key]} {key}")
+        # Records before LQR (issue 9) held every task to [0, 1].
+        if not sk.get("rewards_in_range", 0 <= sk["reward_min"] and sk["reward_max"] <= 1):
+            missed.append(f"soak: rewards in [{sk['reward_min']}, {sk['reward_max']}]")
+        if not sk["ends_by_truncation"]:
+            missed.append("soak: step types or discounts wrong")
+        if sk["constant_observations"]:
+            missed.append(f"soak: constant observations {sk['constant_observations']}")
+        # Records before session 9 compared twin environments within one batch.
+        if not sk.get("replay_identical", sk.get("twins_identical")):
+            missed.append("soak: a replay of the same keys and actions differed (nondeterminism)")
+    return missed
+
+
+def load_records(directory: str | pathlib.Path) -> list[dict[str, Any]]:
+    """Every registered task's record in `directory`, in registry order.
+
+    A task without a record file gets an empty record, so that it shows as
+    unmeasured rather than vanishing from PARITY.md."""
+    order = {f"{d}-{t}": i for i, (d, t) in enumerate(jaxcontrol.ALL_TASKS)}
+    records = {
+        r["task"]: r
+        for r in (json.loads(p.read_text()) for p in pathlib.Path(directory).glob("*.json"))
+    }
+    for name in order:
+        records.setdefault(name, {"task": name})
+    return sorted(records.values(), key=lambda r: order.get(r["task"], len(order)))
+
+
+def read_record(directory: str | pathlib.Path, task: str) -> dict[str, Any]:
+    """The task's record file as a dict (empty if there is none)."""
+    path = pathlib.Path(directory) / f"{task}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_record(directory: str | pathlib.Path, record: dict[str, Any]) -> pathlib.Path:
+    """Writes (or merges into) the task's record file."""
+    path = pathlib.Path(directory) / f"{record['task']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    merged = {**read_record(directory, record["task"]), **record}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def one_step_misses(piece: dict) -> list[tuple[str, str, float, float]]:
+    """(who, quantity, difference, tolerance) over a one-step piece's tolerances, as
+    `equivalence.one_step_misses` sets them from the piece's raw MJX figures."""
+    return [
+        (who, key, worst, tolerance)
+        for who in ("ours", "cpu")
+        for key, (worst, tolerance) in equivalence.one_step_misses(
+            piece["dtype"], piece[who], piece["raw"]
+        ).items()
+    ]
