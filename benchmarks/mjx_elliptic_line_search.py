@@ -21,6 +21,14 @@ none of its environments may differ.
 Example (one core per run; the two runs of a task go side by side):
   python benchmarks/mjx_elliptic_line_search.py --tasks stacker-stack_2 \
       --envs 32 --steps 300 --json /tmp/elliptic.json
+
+`--speed` measures what the fix costs instead: in one process, our env's batched
+step (`--envs` environments, `--steps` control steps per compiled call) is compiled
+twice, under the fix and under stock MJX (`mjx_fixes.stock()`), from the same
+reset states, and the two programs' timed calls alternate (throughput.py's
+`time_interleaved`), so their ratio holds on a shared machine:
+  taskset -c 1 python benchmarks/mjx_elliptic_line_search.py --speed \
+      --tasks finger-spin stacker-stack_2 --envs 64 --steps 4
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import functools
 import json
 import os
 import pathlib
@@ -126,6 +135,61 @@ def measure(task: str, envs: int, steps: int, seed: int, keep: str | None = None
     }
 
 
+def speed(task: str, envs: int, steps: int, seed: int, repeats: int, seconds: float) -> dict:
+    """Env steps per second of our batched step under the fix and under stock MJX,
+    timed alternately in this process (see the module's docstring)."""
+    import jax
+
+    import jaxcontrol
+    from jaxcontrol import equivalence, mjx_fixes
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import throughput  # the shared rollout and timing helpers
+
+    if not mjx_fixes.applied():
+        raise RuntimeError(f"no MJX fix is in effect ({mjx_fixes.STOCK_ENV} set?)")
+    domain, name = task.split("-", 1)
+    with equivalence.precision(False):
+        env = jaxcontrol.load(domain, name)
+        low, high = equivalence.action_bounds(env.action_spec())
+        reset_key, key = jax.random.split(jax.random.key(seed))
+        states = jax.block_until_ready(
+            jax.jit(jax.vmap(env.reset))(jax.random.split(reset_key, envs))
+        )
+        rollout = throughput.make_rollout(env.step, envs, steps, low, high)
+        lowered = {"fixed": rollout.lower(states, key)}
+        with mjx_fixes.stock():  # traced anew: stock() releases the cached traces
+            stock = throughput.make_rollout(env.step, envs, steps, low, high)
+            lowered["stock"] = stock.lower(states, key)
+        if lowered["fixed"].as_text() == lowered["stock"].as_text():
+            raise RuntimeError(f"{task}: the fixed and stock programs are the same")
+        compiled = {v: low_.compile() for v, low_ in lowered.items()}
+        calls = {v: functools.partial(fn, states, key) for v, fn in compiled.items()}
+        best = {v: t for v, (_, t) in throughput.time_interleaved(calls, repeats, seconds).items()}
+    rate = {v: envs * steps / t for v, t in best.items()}
+    return {
+        "task": task,
+        "envs": envs,
+        "steps": steps,
+        "fixed_steps_per_s": rate["fixed"],
+        "stock_steps_per_s": rate["stock"],
+        "fixed_over_stock": rate["fixed"] / rate["stock"],
+    }
+
+
+def speed_table(rows: list[dict]) -> str:
+    lines = [
+        "| task | envs x steps per call | fixed env steps/s | stock | fixed / stock |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['task']} | {r['envs']} x {r['steps']} | {r['fixed_steps_per_s']:.3g} "
+            f"| {r['stock_steps_per_s']:.3g} | {r['fixed_over_stock']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
 def table(rows: list[dict]) -> str:
     lines = [
         (
@@ -154,6 +218,11 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="append each task's row to this JSON-lines file")
+    p.add_argument(
+        "--speed", action="store_true", help="time fixed against stock MJX instead (one process)"
+    )
+    p.add_argument("--repeats", type=int, default=5, help="--speed: timed rounds")
+    p.add_argument("--seconds", type=float, default=5.0, help="--speed: about this long a timing")
     p.add_argument("--keep", help="keep each rollout's per-step arrays in this directory")
     p.add_argument("--rollout", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
@@ -169,14 +238,17 @@ def main() -> None:
         raise SystemExit(f"unknown tasks {unknown}; valid: {', '.join(valid)}")
     rows = []
     for task in args.tasks:
-        row = measure(task, args.envs, args.steps, args.seed, args.keep)
+        if args.speed:
+            row = speed(task, args.envs, args.steps, args.seed, args.repeats, args.seconds)
+        else:
+            row = measure(task, args.envs, args.steps, args.seed, args.keep)
         row["date"] = datetime.date.today().isoformat()
         rows.append(row)
         print(json.dumps(row), flush=True)
         if args.json:
             with open(args.json, "a") as f:
                 f.write(json.dumps(row) + "\n")
-    print(table(rows))
+    print(speed_table(rows) if args.speed else table(rows))
 
 
 if __name__ == "__main__":
