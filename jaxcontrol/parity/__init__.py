@@ -19,7 +19,7 @@ there) resumes where it was; a soak shard also saves its state every 100 steps
 (`soak_checkpoint`), and resumes inside the shard.
 Several processes can share one piece's parts (`--parts`, one core each): each
 measures its own, and the last to finish writes the record.
-`targets(record, task)` lists every target a record misses; `render` writes
+`missed_targets(record)` lists every target a record misses; `render` writes
 PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
 targets and writes the records; `jaxcontrol parity` renders them:
 
