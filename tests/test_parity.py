@@ -132,6 +132,21 @@ def test_returns_keep_both_samples_and_a_rank_test_beside_z():
     json.dumps(heavy)  # plain floats: the record is JSON
 
 
+def test_the_rank_test_reads_dm_control_returns_at_our_precision():
+    """An episode whose every reward is far below float32's smallest normal returns
+    exactly 0 on our side (XLA flushes subnormals) and, say, 1e-118 on dm_control's:
+    at our precision those are ties, not a difference of distributions."""
+    rng = np.random.default_rng(1)
+    ref = np.concatenate([10.0 ** -rng.uniform(40, 200, 40), rng.exponential(1.0, 24)])
+    ours = np.concatenate([np.zeros(40), rng.exponential(1.0, 24)]).astype(np.float32)
+    assert parity.rank_p(ours, ref) > 0.05
+    from scipy import stats
+
+    assert stats.mannwhitneyu(ours, ref).pvalue < 1e-3  # what float64 ranks would say
+    # Above float32's smallest normal, dm_control's values keep their ranks.
+    assert parity.rank_p(np.full(64, 1e-30), np.full(64, 1e-20)) < 1e-6
+
+
 def test_a_wide_model_field_is_held_to_the_ks_threshold_family_wise():
     """A state coordinate: p > 0.001 each; escape's terrain: its smallest p x columns."""
     piece = {"samples": [1024, 600], "names_match": True, "constant_mismatch": []}
