@@ -151,7 +151,8 @@ def render(records: list[dict[str, Any]]) -> str:
             f"- **Returns**: {RETURN_EPISODES} episodes per side, each from its own resets, under "
             f"three open-loop policies; target |z| <= {Z_THRESHOLD:g}. Newer records also "
             "keep both samples and a rank test's p (Mann-Whitney U), which a few "
-            "heavy-tailed episodes move less than they move z."
+            "heavy-tailed episodes move less than they move z; it reads dm_control's "
+            "returns at our float32 precision (`parity.rank_p`)."
         ),
         (
             f"- **Soak**: {SOAK_ENVS} environments x {SOAK_STEPS} random-action steps in float32; "
