@@ -345,6 +345,17 @@ def without_constraint_rows(data: mjx.Data) -> mjx.Data:
     return data.replace(_impl=impl.replace(**cut))
 
 
+def with_constraint_rows(data: mjx.Data, rows: mjx.Data) -> mjx.Data:
+    """`data` of a C backend `State` with `rows`' constraint and contact rows put
+    back (`without_constraint_rows`' inverse in shape: MJX's structure)."""
+    impl, full = data._impl, rows._impl
+    put = {
+        f.name: getattr(full, f.name) for f in dataclasses.fields(full) if f.name.startswith("efc_")
+    }
+    put["contact"] = full.contact
+    return data.replace(_impl=impl.replace(**put))
+
+
 def contact_count(env, physics: physics_lib.Physics, slack: float | None = None):
     """C MuJoCo's `ncon` at `physics`' qpos and model fields: dm_control's own test
     in its rejection samplers (`physics_lib.contact_count` on the C backend).

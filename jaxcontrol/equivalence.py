@@ -35,6 +35,7 @@ import numpy as np
 from mujoco import mjx
 
 import jaxcontrol
+from jaxcontrol import cpu_physics
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.mjcf import compat
@@ -189,6 +190,34 @@ def _stack(items: Sequence[Any]):
 def batched_inject(env: Env, starts: DmState) -> State:
     """`inject` over a batch of stacked dm_control states, jitted per Env."""
     return jax.vmap(lambda start: inject(env, start))(starts)
+
+
+def batched_inject_on_c(env: Env, starts: DmState) -> State:
+    """`batched_inject(env, starts)` computed by C MuJoCo, in `env`'s state structure.
+
+    The C backend's `set_state` computes the state with C's forward pass. For an MJX
+    `env`, the constraint and contact rows that C's states leave out are its blank
+    state's, and the kinematics are MJX's own: MJX's step starts from the kinematics
+    it is given (`physics.step`) and recomputes the rest, so it steps these states
+    exactly as it steps `batched_inject`'s (tests/test_mirror.py). Only MJX's
+    kinematics is compiled, not its forward pass (stacker-stack_2's injection
+    on MJX: 29 s on one core). The starts' observations are C's.
+    """
+    on_c = batched_inject(Env(env.domain, env.task_name, env.task, backend="mujoco"), starts)
+    if env.backend == "mujoco":
+        return on_c
+    return _with_mjx_rows_and_kinematics(env, on_c)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _with_mjx_rows_and_kinematics(env: Env, states: State) -> State:
+    blank = env.blank_state().data
+
+    def mjx_data(data, fields):
+        data = cpu_physics.with_constraint_rows(data, blank)
+        return mjx.kinematics(env._physics(data, fields).model, data)
+
+    return states.replace(data=jax.vmap(mjx_data)(states.data, states.model_fields))
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -598,18 +627,13 @@ def _worst(a, b, relative: bool = False) -> float:
     return worst
 
 
-def step_parity(
-    env: Env, transitions: Sequence[Transition], relative: bool = False, raw: bool = True
-) -> tuple[dict, dict, dict]:
-    """Worst differences from dm_control after one step from each transition's state.
-
-    Returns (ours, cpu, raw) dicts. `ours` also holds `reset_obs/KEY`, the
-    observation of the injected states that dm_control had just reset, against
-    dm_control's reset observation. With `relative`, each worst difference is
-    divided by the quantity's scale, max(1, max |dm_control's value|). With
-    `raw=False`, stock MJX is not run (an empty `raw`).
-    """
-    first, nxt = (_to_numpy(s) for s in mjx_step_from(env, transitions))
+def compare_step(
+    first: State, nxt: State, transitions: Sequence[Transition], relative: bool = False
+) -> collections.OrderedDict:
+    """Worst differences from dm_control of stacked states: `nxt`, one step from each
+    transition's start (observations, reward, qpos, qvel), and `first`, those starts
+    (`reset_obs/KEY`: the observation of the starts that dm_control had just reset)."""
+    first, nxt = _to_numpy(first), _to_numpy(nxt)
     dm_obs = _stack([t.observation for t in transitions])
     ours = collections.OrderedDict()
     for key in transitions[0].observation:
@@ -621,7 +645,22 @@ def step_parity(
     for key in transitions[0].observation:
         dm_first = _stack([transitions[i].start_observation[key] for i in resets])
         ours[f"reset_obs/{key}"] = _worst(first.observation[key][resets], dm_first, relative)
+    return ours
 
+
+def step_parity(
+    env: Env, transitions: Sequence[Transition], relative: bool = False, raw: bool = True
+) -> tuple[dict, dict, dict]:
+    """Worst differences from dm_control after one step from each transition's state.
+
+    Returns (ours, cpu, raw) dicts. `ours` also holds `reset_obs/KEY`, the
+    observation of the injected states that dm_control had just reset, against
+    dm_control's reset observation. With `relative`, each worst difference is
+    divided by the quantity's scale, max(1, max |dm_control's value|). With
+    `raw=False`, stock MJX is not run (an empty `raw`).
+    """
+    first, nxt = mjx_step_from(env, transitions)
+    ours = compare_step(first, nxt, transitions, relative)
     raw_report = raw_step_parity(env, transitions, relative, ours) if raw else {}
     path = CpuPath(env)
     worst = collections.defaultdict(float)

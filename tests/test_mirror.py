@@ -1,10 +1,13 @@
 """`equivalence.mirror`: a FIRST state of ours equal to a dm_control environment's state."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxcontrol
 from jaxcontrol import StepType, equivalence
+from jaxcontrol import physics as physics_lib
 
 
 def test_mirror_copies_physics_step_count_and_model_fields():
@@ -41,3 +44,36 @@ def test_mirror_is_the_public_form_of_inject():
     state = equivalence.mirror(env, dm_env)
     for key, value in timestep.observation.items():
         np.testing.assert_allclose(state.observation[key], value, atol=1e-6)
+
+
+@pytest.mark.full  # 36 s of CI; the default tier's one steps hold what it injects to dm_control
+def test_mjx_steps_states_injected_on_c_as_it_steps_its_own():
+    """`batched_inject_on_c` hands MJX's step the state variables and MJX's kinematics
+    of them, as `batched_inject` does: from finger-spin's dm_control states, some of
+    them touching the spinner, one MJX step of either agrees to float32 rounding
+    (the two programs round the kinematics differently in the last bit, and contacts
+    amplify it), far below the float32 one-step target."""
+    env = jaxcontrol.load("finger", "spin")
+    transitions = equivalence.reference_transitions(env, n=6, seed=0, steps_between=40)
+    starts = jax.tree.map(lambda *xs: np.stack(xs), *[t.start for t in transitions])
+    actions = jnp.asarray(np.stack([t.action for t in transitions]), jnp.float32)
+    own_first, via_c_first = (
+        equivalence.batched_inject(env, starts),
+        equivalence.batched_inject_on_c(env, starts),
+    )
+    for name in physics_lib.KINEMATICS:
+        np.testing.assert_allclose(
+            getattr(via_c_first.data, name), getattr(own_first.data, name), atol=1e-6
+        )
+    own = equivalence.batched_step(env, own_first, actions)
+    via_c = equivalence.batched_step(env, via_c_first, actions)
+    assert np.sum(np.asarray(own.observation["touch"]) > 0) >= 2, "too few starts touch"
+    for name in ("qpos", "qvel"):
+        scale = max(1.0, float(np.max(np.abs(getattr(own.data, name)))))
+        np.testing.assert_allclose(
+            getattr(via_c.data, name), getattr(own.data, name), atol=1e-5 * scale
+        )
+    for key in own.observation:
+        scale = max(1.0, float(np.max(np.abs(own.observation[key]))))
+        np.testing.assert_allclose(via_c.observation[key], own.observation[key], atol=1e-5 * scale)
+    np.testing.assert_allclose(via_c.reward, own.reward, atol=1e-5)
