@@ -24,7 +24,7 @@ os.environ.setdefault("JAXCONTROL_COMPILE_CACHE", "none")
 
 import jax
 import pytest
-from pertask import clear_task_caches, task_cache
+from pertask import backend_for, clear_task_caches, task_cache
 
 import jaxcontrol
 from jaxcontrol import xla_flags as _xla_flags
@@ -53,7 +53,8 @@ def pytest_addoption(parser):
 
 
 def pytest_generate_tests(metafunc):
-    """Parameterises every test that takes `task` over the registry."""
+    """Parameterises every test that takes `task` over the registry (a test marked
+    `mjx_tasks`: over the tasks whose battery steps MJX)."""
     if "task" in metafunc.fixturenames:
         tasks = list(jaxcontrol.ALL_TASKS)
         wanted = metafunc.config.getoption("--tasks")
@@ -63,6 +64,8 @@ def pytest_generate_tests(metafunc):
             if unknown:
                 raise pytest.UsageError(f"unknown --tasks {sorted(unknown)}; valid: {TASK_IDS}")
             tasks = [dt for dt in tasks if f"{dt[0]}-{dt[1]}" in chosen]
+        if metafunc.definition.get_closest_marker("mjx_tasks"):
+            tasks = [dt for dt in tasks if backend_for(dt, metafunc.config) == "mjx"]
         metafunc.parametrize("task", tasks, ids=[f"{d}-{t}" for d, t in tasks], scope="module")
 
 

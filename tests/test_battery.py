@@ -44,11 +44,15 @@ def rollout_steps(env) -> int:
 
 
 # The default tier compiles at XLA's backend optimisation level 0 (conftest), where
-# compiling costs less and running costs more. Where a control step runs this many
-# physics steps or more, the rollout's time goes into running (manipulator-insert_peg:
-# 145 s at level 0, 87 s at XLA's default level 3; walker-walk 14.0 and 16.9 s;
-# BENCHMARKS.md, "Test time"), so the battery's step compiles at the default level there.
+# compiling costs less and running costs more. Where a control step runs
+# RUN_BOUND_SUB_STEPS physics steps or more and the rollout runs RUN_BOUND_PHYSICS_STEPS
+# or more, the rollout's time goes into running (manipulator-insert_peg: 145 s at level
+# 0, 87 s at XLA's default level 3; walker-walk 14.0 and 16.9 s; bring_ball's 180
+# physics steps 37 s at level 3, 41 s at level 0; BENCHMARKS.md, "Test time"), so the
+# battery's step compiles at the default level there. stacker-stack_2's 130 (13 control
+# steps) cost 69 s at level 3 and 53 s at level 0.
 RUN_BOUND_SUB_STEPS = 10
+RUN_BOUND_PHYSICS_STEPS = 150
 _optimised_step = jax.jit(
     equivalence.batched_step.__wrapped__,
     static_argnums=0,
@@ -56,11 +60,19 @@ _optimised_step = jax.jit(
 )
 
 
+def _step_program(env):
+    """The jitted program `_step` runs for `env`."""
+    if env.backend != "mjx":  # C runs the steps
+        return equivalence.batched_step
+    physics_steps = rollout_steps(env) * env.n_sub_steps
+    if env.n_sub_steps >= RUN_BOUND_SUB_STEPS and physics_steps >= RUN_BOUND_PHYSICS_STEPS:
+        return _optimised_step
+    return equivalence.batched_step
+
+
 def _step(env, states, actions):
     """`jax.vmap(env.step)`, jitted at the level that costs this task's battery least."""
-    if env.backend == "mjx" and env.n_sub_steps >= RUN_BOUND_SUB_STEPS:  # C runs the steps
-        return _optimised_step(env, states, actions)
-    return equivalence.batched_step(env, states, actions)
+    return _step_program(env)(env, states, actions)
 
 
 @pytest.fixture(scope="module")
@@ -185,6 +197,33 @@ def test_rollout_is_finite_and_rewards_in_range(env, rollout):
     assert not trajectory.diverged.any()
     assert np.all(trajectory.step_type == StepType.MID)
     assert np.all(trajectory.discount == 1.0)
+
+
+@pytest.mark.mjx_tasks
+def test_mjx_one_step_from_dm_controls_states(env, rollout):
+    """MJX's step from DISTINCT + TWINS of dm_control's states (resets and mid-episode,
+    `equivalence.reference_transitions`), in float32 with the rollout's own compiled
+    step: dm_control's next observations, reward, qpos and qvel within the float32
+    one-step target (relative to scale), or 10x stock MJX's own error from the same
+    states where ours misses it. The states are injected by C MuJoCo with MJX's
+    kinematics (`equivalence.batched_inject_on_c`), so no MJX program is compiled for
+    this test but MJX's kinematics (and stock MJX's step where it is needed). The float64 one step of the default
+    tier (test_parity.py) steps C MuJoCo behind our Env; MJX's is the full tier's.
+    Only the tasks whose battery steps MJX (`mjx_tasks`): the C backend's tasks have
+    their one step in float64."""
+    transitions = equivalence.reference_transitions(env, n=DISTINCT + TWINS, seed=0)
+    starts = jax.tree.map(lambda *xs: np.stack(xs), *[t.start for t in transitions])
+    first = equivalence.batched_inject_on_c(env, jax.device_put(starts))
+    actions = jnp.asarray(np.stack([t.action for t in transitions]), env.action_spec().dtype)
+    programs = _step_program(env)._cache_size()
+    ours = equivalence.compare_step(first, _step(env, first, actions), transitions, True)
+    assert _step_program(env)._cache_size() == programs, "the rollout's step was not reused"
+    ours = {k: v for k, v in ours.items() if not k.startswith("reset_obs/")}  # C's
+    raw = {}
+    if not max(ours.values()) <= equivalence.ONE_STEP_TARGET["float32"]:
+        raw = equivalence.raw_step_parity(env, transitions, relative=True, ours=ours)
+    misses = equivalence.one_step_misses("float32", ours, raw)
+    assert not misses, f"MJX differs from dm_control (difference, tolerance): {misses}"
 
 
 def test_episode_ends_by_truncation_at_the_time_limit(env, rollout):

@@ -8,13 +8,13 @@ float32, or 10x stock `mjx.step`'s own error against C MuJoCo on the same
 states, whichever is larger.
 
 Default tier: one float64 step from a few states, and the FIRST observation of
-dm_control's resets, on the physics `pertask.backend_for` picks (MJX for each
-domain's smallest physics; the C backend for the other tasks and the largest
-models). Full tier (`-m full`): the figures of PARITY.md (one step in float32 and
-float64 from more states, whole episodes, reset and return distributions). The float32 one step left the default tier when the suite
-reached 39 tasks: its compile of our state injection cost ~600 worker-seconds
-of CI per run (BENCHMARKS.md, "Test time"); the default tier's rollouts still
-run every task in float32.
+dm_control's resets, on C MuJoCo behind our Env (our model, injection and task
+code; C's float64 steps are dm_control's). MJX meets dm_control in the default
+tier in float32: test_battery.py steps each domain's MJX physics from
+dm_control's states with its rollout's compiled step (no program of its own; the
+float64 MJX step cost about 500 worker-seconds of CI). Full tier (`-m full`):
+the figures of PARITY.md, on MJX (one step in float32 and float64 from more
+states, whole episodes, reset and return distributions).
 """
 
 import json
@@ -22,7 +22,7 @@ import json
 import jax
 import numpy as np
 import pytest
-from pertask import backend_for, task_cache
+from pertask import task_cache
 from scipy import stats
 
 import jaxcontrol
@@ -60,9 +60,12 @@ def _expected_keys(task, backend):
 
 @pytest.mark.float64
 def test_one_step_float64(task, request):
-    """Ours on the backend the battery uses (`pertask.backend_for`): MJX, or for the
-    largest models C MuJoCo behind our Env (their MJX step is the full tier's)."""
-    backend = backend_for(task, request.config)
+    """Ours on C MuJoCo behind our Env (`--backend` chooses; "auto" is C): our model,
+    state injection and task code in float64. MJX's float64 one step is the full
+    tier's (PARITY.md); the default tier holds each domain's MJX physics to
+    dm_control in float32 (test_battery.py's one step)."""
+    chosen = request.config.getoption("--backend")
+    backend = "mujoco" if chosen == "auto" else chosen
     ours, cpu, raw = _one_step_float64(task, backend)
     assert set(ours) == _expected_keys(task, backend)
     _assert_within(ours, raw, "MJX")
@@ -229,7 +232,8 @@ def test_a_reset_miss_is_tested_again_on_larger_fresh_samples(monkeypatch):
 def test_resets_are_sampled_in_chunks_that_fit_the_memory_bound(monkeypatch):
     """dog's 1024 reset states would take 12 GB at once: `parity.resets` draws them
     a bounded chunk at a time, padded to whole chunks, equal to one batch of all."""
-    env = jaxcontrol.load("reacher", "easy")  # variables and per-episode model fields
+    # Per-episode model fields too; the chunking is backend-independent, so C (no MJX compile).
+    env = jaxcontrol.load("reacher", "easy", backend="mujoco")
     keys = jax.random.split(jax.random.key(4), 7)
     states = equivalence.batched_reset(env, keys)
     whole = equivalence.reset_samples(states)
