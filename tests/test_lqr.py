@@ -5,6 +5,11 @@ chooses it here; parity is shown for several seeds against dm_control's
 environment loaded with that seed. LQR is the suite's only task without a time
 limit: its episodes end only at a terminal state (discount 0), which the
 episode tools (returns, soak, episode parity) must stop at, never summing past.
+
+The tests of those tools that need no MJX step run on C MuJoCo behind the Env
+(`C`): the step types, rewards and discounts are our task code on either backend,
+and C compiles no physics. MJX steps LQR in the battery, in the other model
+seeds' one step and in the episode parity below.
 """
 
 import os
@@ -21,6 +26,7 @@ from jaxcontrol import StepType, equivalence, parity
 from jaxcontrol.mjcf import compare
 
 SEEDS = (1, 7, 2**32 - 1)
+C = {"backend": "mujoco"}
 
 
 @pytest.mark.parametrize("name", ["lqr_2_1", "lqr_6_2"])
@@ -92,7 +98,7 @@ def test_optimal_policy_reaches_the_terminal_state_where_dm_control_does():
     from dm_control.suite import lqr_solver
 
     with equivalence.precision(True):
-        env = jaxcontrol.load("lqr", "lqr_2_1", model_seed=3)
+        env = jaxcontrol.load("lqr", "lqr_2_1", model_seed=3, **C)
         dm_env = equivalence.reference_for(env, seed=0)
         _, gain, _ = lqr_solver.solve(dm_env)
         state = _near_origin(env, dm_env, 3e-6)
@@ -145,7 +151,7 @@ def test_no_time_limit():
 def test_returns_stop_at_last():
     """Open-loop returns count rewards up to LAST only (here a 10-step time limit within
     a 25-step action sequence), ours and dm_control's alike."""
-    env = jaxcontrol.load("lqr", "lqr_2_1", time_limit=0.3)
+    env = jaxcontrol.load("lqr", "lqr_2_1", time_limit=0.3, **C)
     assert env.episode_length == 10
     actions = parity.open_loop_actions(env.action_spec(), "sinusoid", 25)
     keys = jax.random.split(jax.random.key(0), 4)
@@ -171,7 +177,7 @@ def test_returns_stop_at_last():
 
 def test_soak_checks_step_types_without_and_with_a_time_limit():
     for kwargs, steps in (({}, 30), ({"time_limit": 0.3}, 30)):
-        env = jaxcontrol.load("lqr", "lqr_2_1", **kwargs)
+        env = jaxcontrol.load("lqr", "lqr_2_1", **kwargs, **C)
         soak = parity.soak(env, num_envs=8, steps=steps, shards=1)
         assert soak["ends_by_truncation"], (kwargs, soak)
         assert soak["rewards_in_range"] and soak["nonfinite"] == 0, soak

@@ -65,7 +65,9 @@ def test_step_uses_each_environments_wrap_prm_like_c_mujoco():
 
 
 def test_model_fields_survive_steps_and_auto_reset_redraws_them():
-    env = _hard()
+    """The State carries them, on either backend; C MuJoCo's compiles no physics (MJX's
+    step with them is the test above)."""
+    env = jaxcontrol.load("point_mass", "hard", backend="mujoco")
     auto = AutoReset(env)
     states = jax.vmap(auto.reset)(jax.random.split(jax.random.key(3), 8))
     drawn = np.asarray(states.model_fields["wrap_prm"])

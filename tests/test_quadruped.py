@@ -63,9 +63,15 @@ def test_escape_reference_says_it_needs_opengl(monkeypatch):
         equivalence.reference_env("quadruped", "escape", seed=0)
 
 
+# The default tier searches fetch's knife edge at our precision (float32); the float64
+# searches, bit for bit, are the full tier's (about 35 s of CI each).
 @pytest.mark.parametrize(
     "task_name, x64",
-    [("walk", True), ("fetch", True), ("fetch", False)],
+    [
+        pytest.param("walk", True, marks=pytest.mark.full),
+        pytest.param("fetch", True, marks=pytest.mark.full),
+        ("fetch", False),
+    ],
     ids=["walk-float64", "fetch-float64", "fetch-float32"],
 )
 def test_resting_height_matches_dm_control(task_name, x64):

@@ -19,15 +19,20 @@ from agent_configs import TINY_PPO_CLI
 
 pytestmark = pytest.mark.xdist_group("agents_multihost")
 
-# MJX named: the single-process run would otherwise pick C MuJoCo on a CPU, and the
-# two runs must be one global program.
-TRAIN = ["train", *TINY_PPO_CLI, "--eval-episodes", "4", "--backend", "mjx"]
+# One backend named for both runs, so that they are one global program. The distributed
+# runtime does not depend on it; C MuJoCo compiles no physics, so the three processes
+# take 87 s on one core instead of MJX's 204 s. MJX's training program is
+# test_cli.py's `test_train_on_the_other_backend`.
+TRAIN = ["train", *TINY_PPO_CLI, "--eval-episodes", "4", "--backend", "mujoco"]
 
 
 def _env(devices):
+    """The test run's environment (its XLA flags kept, so its optimisation level too)
+    with `devices` forced CPU devices."""
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}"
     return dict(
         os.environ,
-        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+        XLA_FLAGS=flags.strip(),
         JAX_PLATFORMS="cpu",
         MUJOCO_GL="disable",
     )
