@@ -59,6 +59,15 @@ class Task:
       soak_shards: how many resumable parts the parity soak's 1024 environments
         run in (`parity.soak`): more, and smaller, where a shard of 128 takes
         longer than a working session on one CPU core (stacker).
+      rollout_family: names the tasks of a domain whose episodes differ only in
+        their reward (same MJX physics, resets, observations, terminations and time
+        limits): `Env.step_with_rewards` gives one rollout every sibling's reward,
+        so the parity's long pieces run once for all of them
+        (`jaxcontrol parity --one-rollout`). None: the task shares no rollout.
+      rollout_free_fields: the fields that siblings may set apart: fields only the
+        reward reads, and model sizes MJX's step ignores (a floor plane's).
+        `rollout_key` compares the rest; tests/test_parity_family.py proves each
+        family's rollouts bit-identical to its members' own.
 
     A task with an infinite `time_limit` has no truncation (`Env.episode_length`
     is None): its episodes end only at a terminal state (`get_termination`).
@@ -72,6 +81,21 @@ class Task:
     solver_caps: ClassVar[tuple[int, int] | None] = None
     reward_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
     soak_shards: ClassVar[int] = 8
+    rollout_family: ClassVar[str | None] = None
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ()
+
+    def rollout_key(self) -> tuple | None:
+        """Equal for two tasks of one domain exactly when they share rollouts (the
+        family and every field outside `rollout_free_fields`); None if it shares none."""
+        if self.rollout_family is None:
+            return None
+        fields = dataclasses.fields(self)
+        kept = tuple(
+            (f.name, getattr(self, f.name))
+            for f in fields
+            if f.name not in self.rollout_free_fields
+        )
+        return (self.rollout_family, kept)
 
     def make_model(self) -> mujoco.MjModel:
         """Builds this task's CPU MuJoCo model."""

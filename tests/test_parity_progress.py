@@ -327,9 +327,8 @@ def test_returns_run_in_quarters_that_resume_to_the_uninterrupted_result(env, tm
     assert set(whole) == set(parity.POLICIES)
     keys = jax.random.split(jax.random.key(5 + 1), 8)  # sinusoid's episodes
     actions = _sinusoid(env)
-    one_batch = np.asarray(
-        parity.measures._open_loop_returns(env)(keys, jnp.asarray(actions, jnp.float32))
-    )
+    run = parity.measures._open_loop_returns(env)  # one row of returns: env has no siblings
+    (one_batch,) = np.asarray(run(keys, jnp.asarray(actions, jnp.float32)))
     np.testing.assert_allclose(whole["sinusoid"]["ours_returns"], one_batch, rtol=1e-4)
 
     path = tmp_path / "returns.json"

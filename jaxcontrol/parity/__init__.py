@@ -12,6 +12,10 @@ one task, in one process (float64 and float32 alike):
     bang-bang), each side from its own resets, compared by a z-score;
   * soak: 1024 environments x 1000 random-action steps in float32, counting
     non-finite states, in 8 shards of 128 (stacker: 32 of 32, `Task.soak_shards`).
+Tasks whose episodes differ only in the reward (a rollout family,
+`Task.rollout_family`: dog's stand, walk, trot and run) have the long pieces
+measured on one rollout (`family_returns`, `family_soak`, `measure_family_piece`,
+`--one-rollout`), each task's parts kept as its own run keeps them.
 The long pieces (returns, per quarter of a policy's episodes; soak, per shard)
 keep their finished parts in a `Progress` file beside the records, so that a run
 stopped midway (a session on a 2-core machine ends; humanoid's soak takes hours
@@ -26,6 +30,7 @@ targets and writes the records; `jaxcontrol parity` renders them:
     python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
     python -m jaxcontrol parity humanoid-walk --missing # one task; resumes a stopped run
     python -m jaxcontrol parity manipulator-bring_ball --pieces soak --parts shard0,shard1
+    python -m jaxcontrol parity dog-stand dog-walk dog-trot dog-run --pieces soak --one-rollout
     python -m jaxcontrol parity --render                # writes PARITY.md
 
 The package's modules: `settings` (sizes, targets, part names), `progress`
@@ -38,6 +43,7 @@ from jaxcontrol.parity.markdown import render
 from jaxcontrol.parity.measures import (
     compare_returns,
     episode,
+    family_returns,
     ks_columns,
     one_step,
     open_loop_actions,
@@ -46,12 +52,15 @@ from jaxcontrol.parity.measures import (
     resets,
     returns,
 )
-from jaxcontrol.parity.progress import PartsLeft, Progress, progress_path
+from jaxcontrol.parity.progress import PartsLeft, Progress, TaskParts, progress_path
 from jaxcontrol.parity.records import (
+    FAMILY_PIECES,
     PIECES,
+    check_family,
     expand_parts,
     jax_versions,
     load_records,
+    measure_family_piece,
     measure_piece,
     missed_targets,
     mjx_fixes_of,
@@ -88,7 +97,7 @@ from jaxcontrol.parity.settings import (
     return_parts,
     soak_parts,
 )
-from jaxcontrol.parity.soaks import host_fingerprint, soak
+from jaxcontrol.parity.soaks import family_soak, host_fingerprint, soak
 
 __all__ = [
     "CONFIRM_BATCHES",
@@ -96,6 +105,7 @@ __all__ = [
     "CONFIRM_SEED_OFFSET",
     "EPISODE_AMPLITUDE",
     "EPISODE_EXACT_RTOL",
+    "FAMILY_PIECES",
     "KS_THRESHOLD",
     "N_STATES",
     "PIECES",
@@ -113,14 +123,19 @@ __all__ = [
     "Z_THRESHOLD",
     "PartsLeft",
     "Progress",
+    "TaskParts",
+    "check_family",
     "compare_returns",
     "episode",
     "expand_parts",
+    "family_returns",
+    "family_soak",
     "host_fingerprint",
     "jax_versions",
     "ks_columns",
     "load_records",
     "main",
+    "measure_family_piece",
     "measure_piece",
     "missed_targets",
     "mjx_fixes_of",

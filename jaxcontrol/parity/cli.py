@@ -5,6 +5,7 @@ The pieces and resumable parts are read from their modules when a command runs
 
 from __future__ import annotations
 
+import functools
 import os
 import pathlib
 from typing import Any
@@ -53,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
         "several at once, one core each, with the same records; the last one to finish "
         f"writes the record): {listed} (shard0 to shard31 where a task has 32 soak shards)",
     )
+    parser.add_argument(
+        "--one-rollout",
+        action="store_true",
+        help="measure the long pieces (returns, soak) of the tasks given, all of one rollout "
+        "family (their episodes differ only in the reward: Task.rollout_family), on one rollout",
+    )
     parser.add_argument("--render", action="store_true", help="write PARITY.md from the records")
     parser.add_argument("--out", default="PARITY.md", help="where --render writes")
     args = parser.parse_args(argv)
@@ -72,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         if error:
             print(f"jaxcontrol parity: {error}")
             return 2
+    if args.one_rollout:
+        return _one_rollout(args, [valid[name] for name in args.tasks], pieces, parts)
     status = 0
     for name in args.tasks:
         # Each piece is written as soon as it is measured, so a stopped run loses at
@@ -90,33 +99,103 @@ def main(argv: list[str] | None = None) -> int:
             missed = missed_targets(record, pieces, caps, fixes)
             print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
             status |= bool(missed)
+    return status | _render(args)
+
+
+def _render(args) -> int:
     if args.render:
         pathlib.Path(args.out).write_text(render(load_records(args.records)))
         print(f"wrote {args.out}")
-    return status
+    return 0
+
+
+def _one_rollout(args, tasks: list[tuple[str, str]], pieces: list[str], parts) -> int:
+    """`--one-rollout`: each piece on one rollout for the tasks that need it."""
+    domains = {domain for domain, _ in tasks}
+    wrong = [p for p in pieces if p not in records.FAMILY_PIECES]
+    if len(tasks) < 2 or len(domains) != 1 or wrong:
+        print(
+            "jaxcontrol parity: --one-rollout needs two or more tasks of one domain and only "
+            f"the pieces {', '.join(records.FAMILY_PIECES)} (got tasks "
+            f"{[f'{d}-{t}' for d, t in tasks]}, pieces {pieces})"
+        )
+        return 2
+    (domain,) = domains
+    names = [task for _, task in tasks]
+    try:
+        records.check_family(domain, names)
+    except ValueError as error:
+        print(f"jaxcontrol parity: {error}")
+        return 2
+    for piece in pieces:
+        needed = [
+            task
+            for task in names
+            if not args.missing
+            or _needs(read_record(args.records, f"{domain}-{task}"), domain, task, piece)
+        ]
+        if not needed:
+            continue
+        results = _by_the_last_run(
+            functools.partial(records.measure_family_piece, domain, needed, piece, args.records),
+            [piece_progress(domain, task, piece, args.records) for task in needed],
+            f"{domain}-{'/'.join(needed)}",
+            piece,
+            parts,
+        )
+        if results is None:
+            return 0
+        for task, result in zip(needed, results):
+            write_record(args.records, {"task": f"{domain}-{task}", **provenance(), piece: result})
+    status = 0
+    for task in names:
+        name = f"{domain}-{task}"
+        caps, fixes = solver_caps(domain, task), mjx_fixes_of(domain, task)
+        missed = missed_targets(read_record(args.records, name), pieces, caps, fixes)
+        print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
+        status |= bool(missed)
+    return status | _render(args)
+
+
+def _needs(record: dict[str, Any], domain: str, task: str, piece: str) -> bool:
+    """Whether `--missing` measures `piece` of `task`: its record lacks it or it is stale."""
+    stale = stale_pieces(record, solver_caps(domain, task), mjx_fixes_of(domain, task))
+    return not record.get(piece) or piece in stale
 
 
 def _measure_shared(domain, task, piece, directory, parts) -> dict[str, Any] | None:
-    """`measure_piece`; with `parts`, None while other runs' parts are still missing.
+    """`measure_piece`; with `parts`, None while other runs' parts are still missing."""
+    return _by_the_last_run(
+        lambda only: measure_piece(domain, task, piece, directory, only),
+        [piece_progress(domain, task, piece, directory)],
+        f"{domain}-{task}",
+        piece,
+        parts,
+    )
 
-    The run that finds every part saved completes the piece from them, once: it
-    claims the completion with a marker file first, so two runs that finish
-    together do not both complete it."""
+
+def _by_the_last_run(measure, progresses, who: str, piece: str, parts):
+    """`measure(parts)`; where other runs' parts are still missing, None.
+
+    The run that finds every part saved (for every task in `progresses`)
+    completes the piece from them, once: it claims the completion with a marker
+    file first, so two runs that finish together do not both complete it."""
     try:
-        return measure_piece(domain, task, piece, directory, parts)
+        return measure(parts)
     except PartsLeft as left:
-        progress = piece_progress(domain, task, piece, directory)
-        missing = [p for p in left.parts if p not in progress.saved()[0]]
+        missing = sorted(
+            {p for progress in progresses for p in left.parts if p not in progress.saved()[0]}
+        )
         if missing:
             print(
-                f"{domain}-{task}: {piece} parts {', '.join(parts)} measured; "
+                f"{who}: {piece} parts {', '.join(parts)} measured; "
                 f"left to other runs: {', '.join(missing)}",
                 flush=True,
             )
             return None
         try:
-            os.close(os.open(progress.completing, os.O_CREAT | os.O_EXCL))
+            os.close(os.open(progresses[0].completing, os.O_CREAT | os.O_EXCL))
         except FileExistsError:
-            print(f"{domain}-{task}: {piece} is being completed by another run", flush=True)
+            print(f"{who}: {piece} is being completed by another run", flush=True)
             return None
-        return measure_piece(domain, task, piece, directory)  # every part is saved
+        return measure(None)  # every part is saved

@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxcontrol import equivalence
 from jaxcontrol.core import Env
-from jaxcontrol.parity.progress import Progress
+from jaxcontrol.parity.progress import Progress, TaskParts
 from jaxcontrol.parity.settings import (
     CONFIRM_BATCHES,
     CONFIRM_REFERENCE,
@@ -183,36 +183,63 @@ def returns(
     policy's own part. A policy saved whole (before quarters) is kept as it is.
     An episode's return sums its rewards up to its LAST step (the time limit,
     or a terminal state), over at most `equivalence.episode_steps` steps."""
-    progress = progress or Progress(None)
-    run = _open_loop_returns(env)
-    out = {}
+    return family_returns([env], episodes, seed, [progress or Progress(None)])[0]
+
+
+def family_returns(
+    envs: Sequence[Env],
+    episodes: int = RETURN_EPISODES,
+    seed: int = 5,
+    progresses: Sequence[Progress] | None = None,
+) -> list[dict[str, Any]]:
+    """`returns` of each of `envs`, siblings of one rollout family
+    (`Env.step_with_rewards`), from the first one's episodes: the same keys and
+    actions give each task the episodes its own run has, and each task's returns
+    are compared with its own dm_control environment's."""
+    parts_of = TaskParts(progresses or [Progress(None) for _ in envs])
+    run = _open_loop_returns(envs[0], tuple(envs[1:]))
+    outs: list[dict[str, Any]] = [{} for _ in envs]
     for index, policy in enumerate(POLICIES):
-        dm_env = equivalence.reference_for(env, seed + index)
-        actions = open_loop_actions(dm_env.action_spec(), policy, equivalence.episode_steps(env))
+        dm_envs = [equivalence.reference_for(env, seed + index) for env in envs]
+        steps = equivalence.episode_steps(envs[0])
+        actions = open_loop_actions(dm_envs[0].action_spec(), policy, steps)
         keys = jax.random.split(jax.random.key(seed + index), episodes)
-        quarters = [] if progress.has(policy) else _quarters(progress, run, policy, actions, keys)
+        quarters = [] if parts_of.has(policy) else _quarters(parts_of, run, policy, actions, keys)
         if any(quarter is None for quarter in quarters):  # left to another run
-            progress.skip(policy)
+            parts_of.skip(policy)
             continue
         # dm_control's side is short (C MuJoCo: about a minute for stacker-stack_4), so
         # whichever run has all our quarters measures it.
-        out[policy] = progress.part(policy, _policy_returns, dm_env, quarters, actions, cheap=True)
-    progress.done()
-    return out
+        compared = parts_of.part(
+            policy, _family_policy_returns, dm_envs, quarters, actions, cheap=True
+        )
+        for out, result in zip(outs, compared):
+            out[policy] = result
+    parts_of.done()
+    return outs
 
 
-def _quarters(progress: Progress, run, policy: str, actions: np.ndarray, keys: jax.Array):
-    """Our returns in parts `policy.0` ... (None where a part is left to another run)."""
+def _quarters(parts_of: TaskParts, run, policy: str, actions: np.ndarray, keys: jax.Array):
+    """Our returns in parts `policy.0` ... (None where a part is left to another run),
+    each a list of every task's returns."""
     size = -(-len(keys) // RETURN_QUARTERS)
     names = return_parts(policy)
     return [
-        progress.part(names[quarter], _our_returns, run, keys[start : start + size], actions)
+        parts_of.part(names[quarter], _our_returns, run, keys[start : start + size], actions)
         for quarter, start in enumerate(range(0, len(keys), size))
     ]
 
 
-def _our_returns(run, keys: jax.Array, actions: np.ndarray) -> list[float]:
+def _our_returns(run, keys: jax.Array, actions: np.ndarray) -> list[list[float]]:
     return np.asarray(run(keys, jnp.asarray(actions, jnp.float32))).tolist()
+
+
+def _family_policy_returns(dm_envs, quarters: list[list[list[float]]], actions: np.ndarray):
+    """`_policy_returns` of each task, from its quarters of our returns."""
+    return [
+        _policy_returns(dm_env, [quarter[i] for quarter in quarters], actions)
+        for i, dm_env in enumerate(dm_envs)
+    ]
 
 
 def _policy_returns(dm_env, quarters: list[list[float]], actions: np.ndarray) -> dict[str, Any]:
@@ -235,9 +262,12 @@ def _dm_control_return(dm_env, actions: np.ndarray) -> float:
 
 
 @functools.cache
-def _open_loop_returns(env: Env) -> Callable[[jax.Array, jax.Array], jax.Array]:
+def _open_loop_returns(
+    env: Env, siblings: tuple[Env, ...] = ()
+) -> Callable[[jax.Array, jax.Array], jax.Array]:
     """A jitted `(keys, actions) -> returns` of episodes under one action sequence
-    (rewards up to each episode's LAST step: none after it is counted); one per env."""
+    (rewards up to each episode's LAST step: none after it is counted), one row for
+    `env` and one for each of its `siblings` (`Env.step_with_rewards`); one per env."""
 
     @jax.jit
     def run(keys, actions):
@@ -245,8 +275,15 @@ def _open_loop_returns(env: Env) -> Callable[[jax.Array, jax.Array], jax.Array]:
 
         def body(states, action):
             running = ~states.last()
-            states = jax.vmap(env.step, in_axes=(0, None))(states, action)
-            return states, jnp.where(running, states.reward, 0)
+            if siblings:
+                states, others = jax.vmap(env.step_with_rewards, in_axes=(0, None, None))(
+                    states, action, siblings
+                )
+                rewards = jnp.concatenate([states.reward[None], others.T])
+            else:
+                states = jax.vmap(env.step, in_axes=(0, None))(states, action)
+                rewards = states.reward[None]
+            return states, jnp.where(running, rewards, 0)
 
         return jax.lax.scan(body, states, actions)[1].sum(axis=0)
 

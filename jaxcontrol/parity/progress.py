@@ -87,10 +87,15 @@ class Progress:
             return None
         start = time.perf_counter()
         result = measure(*args)
+        return self.save(name, result, time.perf_counter() - start)
+
+    def save(self, name: str, result: Any, seconds: float) -> Any:
+        """Keeps `result` as part `name`, measured here in `seconds` (plus, for a part
+        resumed from a checkpoint, the result's "seconds_before", taken out of it)."""
         before = result.pop("seconds_before", 0.0) if isinstance(result, dict) else 0.0
         self.seconds_before += before
         self.parts[name] = result
-        self.seconds[name] = round(time.perf_counter() - start + before, 1)
+        self.seconds[name] = round(seconds + before, 1)
         self.measured.append(name)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,6 +149,62 @@ class Progress:
     def completing(self) -> pathlib.Path | None:
         """A marker file: one run (of several sharing the parts) completes the piece."""
         return None if self.path is None else self.path.with_suffix(".completing")
+
+
+class TaskParts:
+    """One piece's parts for tasks measured on one rollout (siblings of one rollout
+    family, `Task.rollout_key`), each task's kept in its own `Progress` as its own
+    run would keep them: a part's measure returns one result per task (in the order
+    of `progresses`), and `part` returns them so. Given one task's `Progress`, it
+    is that `Progress`, with its results in lists of one."""
+
+    def __init__(self, progresses: Sequence[Progress]):
+        self.progresses = list(progresses)
+        self.lead = self.progresses[0]
+
+    def has(self, name: str) -> bool:
+        return all(p.has(name) for p in self.progresses)
+
+    def skip(self, name: str) -> None:
+        for p in self.progresses:
+            p.skip(name)
+
+    def part(
+        self, name: str, measure: Callable[..., list], *args: Any, cheap: bool = False
+    ) -> list | None:
+        """Every task's saved part `name`, or `measure(*args)` saved for the tasks
+        that lack it (a task that has it keeps its own); None where the part is
+        outside the lead's `only` and not `cheap` (`Progress.part`)."""
+        if self.has(name):
+            for p in self.progresses:
+                p.resumed.append(name)
+            return [p.parts[name] for p in self.progresses]
+        if self.lead.only is not None and name not in self.lead.only and not cheap:
+            self.skip(name)
+            return None
+        start = time.perf_counter()
+        results = measure(*args)
+        seconds = time.perf_counter() - start
+        if len(results) != len(self.progresses):
+            raise ValueError(f"{len(results)} results of part {name} for {len(self)} tasks")
+        for p, result in zip(self.progresses, results):
+            if p.has(name):  # saved by another run meanwhile
+                p.resumed.append(name)
+            else:
+                p.save(name, dict(result) if isinstance(result, dict) else result, seconds)
+        return [p.parts[name] for p in self.progresses]
+
+    def __len__(self) -> int:
+        return len(self.progresses)
+
+    def checkpoint(self, name: str, **meta: Any) -> soak_checkpoint.Checkpoint | None:
+        """The lead's `Progress.checkpoint`: the carry holds every task's statistics."""
+        return self.lead.checkpoint(name, **meta)
+
+    def done(self) -> None:
+        """`Progress.done` of every task (`PartsLeft` if this run skipped parts)."""
+        for p in self.progresses:
+            p.done()
 
 
 @contextlib.contextmanager

@@ -15,7 +15,14 @@ import jax
 
 import jaxcontrol
 from jaxcontrol import equivalence, mjx_fixes
-from jaxcontrol.parity.measures import episode, one_step, reset_pvalues, resets, returns
+from jaxcontrol.parity.measures import (
+    episode,
+    family_returns,
+    one_step,
+    reset_pvalues,
+    resets,
+    returns,
+)
 from jaxcontrol.parity.progress import Progress, progress_path
 from jaxcontrol.parity.settings import (
     EPISODE_EXACT_RTOL,
@@ -29,7 +36,7 @@ from jaxcontrol.parity.settings import (
     parts_error,
     return_parts,
 )
-from jaxcontrol.parity.soaks import soak
+from jaxcontrol.parity.soaks import family_soak, soak
 from jaxcontrol.registry import REGISTRY
 
 Piece = Callable[[str, str, Progress], dict]
@@ -73,17 +80,78 @@ def measure_piece(
     if error:
         raise ValueError(error)
     progress = piece_progress(domain, task, piece, records, parts)
-    caps = progress.config.get("solver_caps")  # None: dm_control's settings
     start = time.perf_counter()
     result = PIECES[piece](domain, task, progress)
-    result["seconds"] = round(time.perf_counter() - start + progress.earlier_seconds(), 1)
-    result["solver_caps"] = caps
+    return _stamped(result, progress, time.perf_counter() - start)
+
+
+def _stamped(result: dict[str, Any], progress: Progress, seconds: float) -> dict[str, Any]:
+    """A piece's result with what it took (`seconds` here, and its parts' earlier
+    runs) and the physics it was measured under."""
+    result["seconds"] = round(seconds + progress.earlier_seconds(), 1)
+    result["solver_caps"] = progress.config.get("solver_caps")  # None: dm_control's settings
     if progress.config.get("mjx_fixes"):
         result["mjx_fixes"] = progress.config["mjx_fixes"]
     result["jax"] = jax.__version__
     if progress.resumed:
         result["resumed_parts"] = progress.resumed
     return result
+
+
+# The pieces that one rollout can measure for a whole rollout family, in float32.
+FAMILY_PIECES: dict[str, Callable[..., list[dict]]] = {
+    "returns": family_returns,
+    "soak": family_soak,
+}
+
+
+def measure_family_piece(
+    domain: str,
+    tasks: Sequence[str],
+    piece: str,
+    records: str | pathlib.Path | None = None,
+    parts: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """`measure_piece` of each of `tasks`, siblings of one rollout family
+    (`Task.rollout_key`), on the first one's rollout: each task's parts are kept in
+    its own progress file, as its own run keeps them, and its result names the
+    tasks it shared the rollout with (`one_rollout_with`)."""
+    if piece not in FAMILY_PIECES:
+        raise ValueError(
+            f"one rollout measures only the pieces {', '.join(FAMILY_PIECES)} (got {piece!r})"
+        )
+    check_family(domain, tasks)
+    error = None if parts is None else parts_error([piece], list(parts), [(domain, tasks[0])])
+    if error:
+        raise ValueError(error)
+    progresses = [piece_progress(domain, task, piece, records, parts) for task in tasks]
+    start = time.perf_counter()
+    with equivalence.precision(False):
+        envs = [jaxcontrol.load(domain, task) for task in tasks]
+        results = FAMILY_PIECES[piece](envs, progresses=progresses)
+    seconds = time.perf_counter() - start
+    names = [f"{domain}-{task}" for task in tasks]
+    for name, result, progress in zip(names, results, progresses):
+        _stamped(result, progress, seconds)
+        if len(names) > 1:
+            result["one_rollout_with"] = [other for other in names if other != name]
+    return results
+
+
+def check_family(domain: str, tasks: Sequence[str]) -> None:
+    """Raises unless `tasks` are distinct registered tasks of `domain` that share one
+    rollout (`Task.rollout_key`) under the same solver settings."""
+    siblings = REGISTRY.rollout_siblings(domain, tasks[0])
+    strangers = [t for t in tasks[1:] if f"{domain}-{t}" not in siblings]
+    if strangers or len(set(tasks)) != len(tasks):
+        raise ValueError(
+            f"{', '.join(f'{domain}-{t}' for t in strangers) or 'a repeated task'} cannot "
+            f"share {domain}-{tasks[0]}'s rollout; its rollout siblings: "
+            f"{', '.join(siblings) or 'none'}"
+        )
+    settings = {(str(solver_caps(domain, t)), str(mjx_fixes_of(domain, t))) for t in tasks}
+    if len(settings) > 1:
+        raise ValueError(f"{domain} {list(tasks)} differ in solver caps or MJX fixes: {settings}")
 
 
 def piece_progress(

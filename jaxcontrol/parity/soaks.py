@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxcontrol import equivalence, soak_checkpoint
 from jaxcontrol.core import Env, StepType
-from jaxcontrol.parity.progress import Progress
+from jaxcontrol.parity.progress import Progress, TaskParts
 from jaxcontrol.parity.settings import (
     SOAK_CHECKPOINT_EVERY,
     SOAK_ENVS,
@@ -54,18 +54,53 @@ def soak(
     position in the batch, so two copies of one environment in one batch part
     after a few steps of a chaotic task (BENCHMARKS.md, "JAX version").
     """
+    progresses = [progress or Progress(None)]
+    return family_soak([env], num_envs, steps, shards, progresses, checkpoint_every)[0]
+
+
+def family_soak(
+    envs: Sequence[Env],
+    num_envs: int = SOAK_ENVS,
+    steps: int = SOAK_STEPS,
+    shards: int | None = None,
+    progresses: Sequence[Progress] | None = None,
+    checkpoint_every: int = SOAK_CHECKPOINT_EVERY,
+) -> list[dict[str, Any]]:
+    """`soak` of each of `envs`, siblings of one rollout family (`Env.step_with_rewards`),
+    on the first one's rollout: each task's result, and the parts each task's
+    `Progress` keeps, are what its own soak gives (tests/test_parity_family.py)."""
+    env, siblings = envs[0], tuple(envs[1:])
     shards = shards or env.task.soak_shards
     if num_envs % shards:
         raise ValueError(f"num_envs={num_envs} must be a multiple of shards={shards}")
-    progress = progress or Progress(None)
-    run = _soak(env, num_envs // shards, steps, checkpoint_every)
+    if len({e.task.soak_shards for e in envs}) > 1:
+        raise ValueError("the tasks of one soak must have the same Task.soak_shards")
+    parts_of = TaskParts(progresses or [Progress(None) for _ in envs])
+    run = _soak(env, num_envs // shards, steps, checkpoint_every, siblings)
     names = soak_parts(shards)
     parts = [
-        progress.part(name, _soak_shard, run, shard, _shard_checkpoint(progress, name, shard, run))
+        parts_of.part(
+            name, _family_shard, run, shard, _shard_checkpoint(parts_of, name, shard, run)
+        )
         for shard, name in enumerate(names[:-1])
     ]
-    replay = progress.part(names[-1], _soak_replay, run, parts, progress, names[-1])
-    progress.done()
+    replay = parts_of.part(names[-1], _soak_replay, run, parts, parts_of, names[-1])
+    parts_of.done()
+    return [
+        _soak_summary(task_env, [p[i] for p in parts], replay[i], num_envs, steps, shards)
+        for i, task_env in enumerate(envs)
+    ]
+
+
+def _soak_summary(
+    env: Env,
+    parts: Sequence[dict[str, Any]],
+    replay: dict[str, Any],
+    num_envs: int,
+    steps: int,
+    shards: int,
+) -> dict[str, Any]:
+    """One task's soak result from its shards and its replay."""
     low, high = env.task.reward_range
     lo = {k: np.min([p["lo"][k] for p in parts], axis=0) for k in parts[0]["lo"]}
     hi = {k: np.max([p["hi"][k] for p in parts], axis=0) for k in parts[0]["hi"]}
@@ -96,40 +131,44 @@ def soak(
 
 
 def _soak_replay(
-    run: _Soaker, parts: Sequence[dict[str, Any] | None], progress: Progress, name: str
-) -> dict[str, Any]:
-    """A shard again, and the digest it must equal. Parts resume across machines, and
-    float results repeat only on one host (`host_fingerprint`), so the replay takes
-    the first shard that this host measured, all of it, in chunks of the same length,
-    and compares with its saved digest; where none was (all measured elsewhere, or not
-    saved yet by a run sharing the parts), it runs shard 0 twice here and compares the
-    two. Its runs keep checkpoints too, but resume only from this host's."""
+    run: _Soaker, parts: Sequence[list[dict[str, Any]] | None], parts_of: TaskParts, name: str
+) -> list[dict[str, Any]]:
+    """A shard again, and the digest it must equal (one of each per task). Parts
+    resume across machines, and float results repeat only on one host
+    (`host_fingerprint`), so the replay takes the first shard that this host
+    measured (for every task), all of it, in chunks of the same length, and
+    compares with its saved digest; where none was (all measured elsewhere, or not
+    saved yet by a run sharing the parts), it runs shard 0 twice here and compares
+    the two. Its runs keep checkpoints too, but resume only from this host's."""
     here = host_fingerprint()
     mine = [
         i
         for i, part in enumerate(parts)
         if part is not None
-        and part.get("host") == here
-        and part.get("checkpoint_every") == run.every
+        and all(p.get("host") == here and p.get("checkpoint_every") == run.every for p in part)
     ]
     shard = mine[0] if mine else 0
-    out = _soak_shard(run, shard, _shard_checkpoint(progress, name, shard, run), same_host=True)
-    seconds_before = [out.pop("seconds_before", 0.0)]
+    checkpoint = _shard_checkpoint(parts_of, name, shard, run)
+    out = _family_shard(run, shard, checkpoint, same_host=True)
+    seconds_before = out[0].get("seconds_before", 0.0)
     if mine:
-        reference, how = parts[shard]["final_digest"], f"shard{shard}"
+        references, how = [p["final_digest"] for p in parts[shard]], f"shard{shard}"
     else:
-        second = _shard_checkpoint(progress, f"{name}.second", shard, run)
-        again = _soak_shard(run, shard, second, same_host=True)
-        reference, how = again["final_digest"], "a second replay on this host"
-        seconds_before.append(again.pop("seconds_before", 0.0))
-    return {
-        "shard": shard,
-        "final_digest": out["final_digest"],
-        "reference_digest": reference,
-        "reference": how,
-        "host": out["host"],
-        "seconds_before": sum(seconds_before),  # `Progress.part` takes it out
-    }
+        second = _shard_checkpoint(parts_of, f"{name}.second", shard, run)
+        again = _family_shard(run, shard, second, same_host=True)
+        references, how = [a["final_digest"] for a in again], "a second replay on this host"
+        seconds_before += again[0].get("seconds_before", 0.0)
+    return [
+        {
+            "shard": shard,
+            "final_digest": task_out["final_digest"],
+            "reference_digest": reference,
+            "reference": how,
+            "host": task_out["host"],
+            "seconds_before": seconds_before,  # `Progress.save` takes it out
+        }
+        for task_out, reference in zip(out, references)
+    ]
 
 
 @functools.cache
@@ -180,24 +219,50 @@ def _soak_shard(
             checkpoint.save(carry, {"done": done, "hosts": sorted(hosts), "seconds": spent})
     states, stats = carry
     stats = jax.tree.map(np.asarray, stats)
+    siblings = {k: stats.pop(k) for k in _SIBLING_STATS if k in stats}
     out = {k: v.item() for k, v in stats.items() if k not in ("lo", "hi")}
-    digest = hashlib.sha256()
-    final = (states.data.qpos, states.data.qvel, states.observation, states.reward)
-    for leaf in jax.tree.leaves(jax.tree.map(np.asarray, final)):
-        digest.update(np.ascontiguousarray(leaf).tobytes())
-    out["final_digest"] = digest.hexdigest()
+    out["final_digest"] = _final_digest(states, states.reward)
     out["host"] = "+".join(sorted(hosts))
     out["checkpoint_every"] = run.every
     if resumed_at:
         out["seconds_before"] = before  # `Progress.part` adds it to the part's seconds
     out.update({k: {name: x.tolist() for name, x in stats[k].items()} for k in ("lo", "hi")})
+    if siblings:  # what differs for each sibling: its reward's statistics
+        out["siblings"] = [
+            {
+                "nonfinite": siblings["sibling_nonfinite"][i].item(),
+                "reward_min": siblings["sibling_reward_min"][i].item(),
+                "reward_max": siblings["sibling_reward_max"][i].item(),
+                "final_digest": _final_digest(states, siblings["sibling_reward"][i]),
+            }
+            for i in range(len(run.siblings))
+        ]
     return out
 
 
-def _shard_checkpoint(progress: Progress, name: str, shard: int, run: _Soaker):
-    """Where part `name` (shard `shard`) keeps its carry, tied to its sizes."""
+def _final_digest(states, reward) -> str:
+    """The hash of a batch's final qpos, qvel, observations and `reward`."""
+    digest = hashlib.sha256()
+    final = (states.data.qpos, states.data.qvel, states.observation, reward)
+    for leaf in jax.tree.leaves(jax.tree.map(np.asarray, final)):
+        digest.update(np.ascontiguousarray(leaf).tobytes())
+    return digest.hexdigest()
+
+
+def _family_shard(run: _Soaker, shard: int, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """`_soak_shard` as one result per task: the first task's, then each sibling's."""
+    out = _soak_shard(run, shard, *args, **kwargs)
+    siblings = out.pop("siblings", [])
+    return [out, *({**out, **sibling} for sibling in siblings)]
+
+
+def _shard_checkpoint(parts_of: TaskParts, name: str, shard: int, run: _Soaker):
+    """Where part `name` (shard `shard`) keeps its carry, tied to its sizes (and to
+    the siblings whose statistics it carries)."""
     sizes = {"shard": shard, "envs": run.num_envs, "steps": run.steps, "every": run.every}
-    return progress.checkpoint(name, **sizes)
+    if run.siblings:
+        sizes["siblings"] = [f"{e.domain}-{e.task_name}" for e in run.siblings]
+    return parts_of.checkpoint(name, **sizes)
 
 
 class _Soaker(NamedTuple):
@@ -210,13 +275,25 @@ class _Soaker(NamedTuple):
     num_envs: int
     steps: int
     every: int
+    siblings: tuple[Env, ...] = ()
+
+
+# A family's soak carries these for its siblings (one row each) beside the first task's.
+_SIBLING_STATS = ("sibling_nonfinite", "sibling_reward_min", "sibling_reward_max", "sibling_reward")
 
 
 @functools.cache
-def _soak(env: Env, num_envs: int, steps: int, every: int = SOAK_CHECKPOINT_EVERY) -> _Soaker:
+def _soak(
+    env: Env,
+    num_envs: int,
+    steps: int,
+    every: int = SOAK_CHECKPOINT_EVERY,
+    siblings: tuple[Env, ...] = (),
+) -> _Soaker:
     """The soak of one batch of `num_envs` for `steps`, advanced `every` steps at a
     time (all at once where `every` does not divide `steps`); one per env and size,
-    so that soaks of the same shape share one compile."""
+    so that soaks of the same shape share one compile. With `siblings` (of `env`'s
+    rollout family), the carry holds their rewards' statistics too (`_SIBLING_STATS`)."""
     spec = env.action_spec()
     low, high = equivalence.action_bounds(spec)
     limit = env.episode_length
@@ -236,18 +313,47 @@ def _soak(env: Env, num_envs: int, steps: int, every: int = SOAK_CHECKPOINT_EVER
             "lo": jax.tree.map(lambda x: x.min(0), obs),
             "hi": jax.tree.map(lambda x: x.max(0), obs),
         }
+        if siblings:
+            count = len(siblings)
+            stats["sibling_nonfinite"] = jnp.zeros(count, jnp.int32)
+            stats["sibling_reward_min"] = jnp.full(count, jnp.inf, jnp.float32)
+            stats["sibling_reward_max"] = jnp.full(count, -jnp.inf, jnp.float32)
+            stats["sibling_reward"] = jnp.zeros((count, num_envs), states.reward.dtype)
         return (states, stats), jax.random.split(action_key, steps)
+
+    def step(states, action):
+        if not siblings:
+            return jax.vmap(env.step)(states, action), None
+        stepped, rewards = jax.vmap(env.step_with_rewards, in_axes=(0, 0, None))(
+            states, action, siblings
+        )
+        return stepped, rewards.T  # (sibling, environment)
 
     def body(carry, action_key):
         states, stats = carry
         action = jax.random.uniform(action_key, (num_envs,) + spec.shape, minval=low, maxval=high)
         ended = states.last()
-        states = jax.vmap(env.step)(states, action)
-        finite = jnp.isfinite(states.reward)
+        states, sibling_reward = step(states, action)
+        finite_obs = jnp.ones(num_envs, bool)
         for value in states.observation.values():
-            finite &= jnp.all(jnp.isfinite(value.reshape(value.shape[0], -1)), axis=1)
+            finite_obs &= jnp.all(jnp.isfinite(value.reshape(value.shape[0], -1)), axis=1)
+        finite = jnp.isfinite(states.reward) & finite_obs
         obs = states.observation
+        sibling_stats = {}
+        if siblings:
+            sibling_finite = jnp.isfinite(sibling_reward) & finite_obs
+            sibling_stats = {
+                "sibling_nonfinite": stats["sibling_nonfinite"] + jnp.sum(~sibling_finite, 1),
+                "sibling_reward_min": jnp.minimum(
+                    stats["sibling_reward_min"], sibling_reward.min(1)
+                ),
+                "sibling_reward_max": jnp.maximum(
+                    stats["sibling_reward_max"], sibling_reward.max(1)
+                ),
+                "sibling_reward": sibling_reward,
+            }
         stats = {
+            **sibling_stats,
             "nonfinite": stats["nonfinite"] + jnp.sum(~finite),
             "diverged": stats["diverged"] + jnp.sum(states.diverged),
             "reward_min": jnp.minimum(stats["reward_min"], states.reward.min()),
@@ -263,7 +369,8 @@ def _soak(env: Env, num_envs: int, steps: int, every: int = SOAK_CHECKPOINT_EVER
     def advance(carry, action_keys):
         return jax.lax.scan(body, carry, action_keys)[0]
 
-    return _Soaker(start, advance, num_envs, steps, every if steps % every == 0 else steps)
+    every = every if steps % every == 0 else steps
+    return _Soaker(start, advance, num_envs, steps, every, siblings)
 
 
 def _step_types_ok(states, ended: jax.Array, limit: int | None) -> jax.Array:

@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +42,8 @@ class Balance(Task):
 
     sparse: bool
     time_limit: float = _DEFAULT_TIME_LIMIT
+    rollout_family: ClassVar[str | None] = "acrobot"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("sparse",)
 
     def make_model(self):
         return mjcf.acrobot.make_model()

@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -49,6 +50,9 @@ class Balance(Task):
     sparse: bool
     num_poles: int = 1
     time_limit: float = _DEFAULT_TIME_LIMIT
+    # balance and balance_sparse (swingup and swingup_sparse) differ only in the reward.
+    rollout_family: ClassVar[str | None] = "cartpole"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("sparse",)
 
     @property
     def episode_parity(self) -> str:

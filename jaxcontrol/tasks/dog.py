@@ -187,6 +187,10 @@ class Stand(Task):
     floor_size: float = _WALK_SPEED * _DEFAULT_TIME_LIMIT
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
+    # stand, walk, trot and run (`Move`): their floors differ in size only, which
+    # MJX's step never reads, and their rewards in the move factor.
+    rollout_family: ClassVar[str | None] = "locomotion"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("floor_size", "move_speed")
 
     # The episode is unmeasured (`jaxcontrol check dog stand --episode` not run), but
     # one float64 control step from dm_control's states (12, fetch and run) already
@@ -295,6 +299,7 @@ class Fetch(Stand):
     """Stand, catch the ball thrown towards the arena's centre, and bring it to the target."""
 
     floor_size: float = mjcf.dog.DEFAULT_FLOOR_SIZE
+    rollout_family: ClassVar[str | None] = None  # the ball: its own physics and reset
 
     def make_model(self):
         return mjcf.dog.make_model(floor_size=self.floor_size, remove_ball=False)

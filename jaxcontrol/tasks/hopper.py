@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -48,6 +49,8 @@ class Hopper(Task):
     hopping: bool
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float = _CONTROL_TIMESTEP
+    rollout_family: ClassVar[str | None] = "hopper"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("hopping",)
 
     # Measured: stock mjx.step's float64 qpos drifts 0.56 from C MuJoCo over the
     # 1000-step smooth episode (amplitude 0.3, seed 0; 6.6e-7 after 100 steps:

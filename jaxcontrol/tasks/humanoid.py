@@ -155,6 +155,9 @@ class Humanoid(Task):
     pure_state: bool = False
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
+    # stand, walk and run (not run_pure_state: its observations differ).
+    rollout_family: ClassVar[str | None] = "humanoid"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("move_speed",)
 
     # Measured (float64, `jaxcontrol check humanoid walk --episode --amplitude
     # 0.3`): stock mjx.step itself drifts from C MuJoCo's qpos by 1.7e+0 over

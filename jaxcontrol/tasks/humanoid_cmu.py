@@ -62,6 +62,8 @@ class HumanoidCMU(Task):
     move_speed: float
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
+    rollout_family: ClassVar[str | None] = "humanoid_CMU"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("move_speed",)
 
     # Measured (float64, stand, seed 0, the smooth actions of `jaxcontrol check
     # --episode --amplitude 0.3`, raw rollout only): stock mjx.step drifts from C

@@ -323,6 +323,9 @@ class Move(_Quadruped):
 
     desired_speed: float
     floor_size: float
+    # walk and run: their floors differ in size only, which MJX's step never reads.
+    rollout_family: ClassVar[str | None] = "move"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("desired_speed", "floor_size")
     # Measured (PARITY.md): stock MJX stays within 9.2e-15 of C MuJoCo over a whole
     # float64 episode on the flat floor, with the toes in contact at every step.
     episode_parity: ClassVar[str] = "exact"

@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+from typing import ClassVar
 
 import jax
 from mujoco import mjx
@@ -63,6 +64,8 @@ class PlanarWalker(Task):
     move_speed: float
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float = _CONTROL_TIMESTEP
+    rollout_family: ClassVar[str | None] = "walker"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("move_speed",)
 
     # Measured: stock mjx.step's float64 qpos drifts 2.5 from C MuJoCo over the
     # 1000-step smooth episode (amplitude 0.3, seed 0; 1.5e-12 after 100 steps,

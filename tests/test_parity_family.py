@@ -1,0 +1,195 @@
+"""One rollout for a rollout family: tasks whose episodes differ only in the reward
+(`Task.rollout_family`) have their long parity pieces measured on one rollout
+(`Env.step_with_rewards`, `parity.family_soak`, `parity.family_returns`,
+`jaxcontrol parity --one-rollout`), and each task gets what its own run gives."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxcontrol
+from jaxcontrol import parity
+from jaxcontrol.parity import records
+from jaxcontrol.registry import REGISTRY
+
+SMALL = {"num_envs": 8, "steps": 6, "shards": 2, "checkpoint_every": 2}
+FAMILY = (("cartpole", "balance"), ("cartpole", "balance_sparse"))
+
+
+def _families():
+    """Every registered rollout family, as (domain, its tasks in registration order)."""
+    seen, out = set(), []
+    for domain, task in jaxcontrol.ALL_TASKS:
+        siblings = REGISTRY.rollout_siblings(domain, task)
+        if siblings and f"{domain}-{task}" not in seen:
+            members = [task] + [s.split("-", 1)[1] for s in siblings]
+            seen.update(f"{domain}-{t}" for t in members)
+            out.append((domain, tuple(members)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def envs():
+    """On C MuJoCo, 1 s episodes (100 steps): one rollout's bookkeeping is the
+    backend's; the full tier's `test_each_family_shares_its_members_own_rollouts`
+    steps MJX."""
+    return [_short_on_c(*task) for task in FAMILY]
+
+
+def _short_on_c(domain, task):
+    return jaxcontrol.load(domain, task, backend="mujoco", time_limit=1.0)
+
+
+def test_the_families_are_the_tasks_that_differ_only_in_the_reward():
+    families = dict(_families())
+    assert families["dog"] == ("stand", "walk", "trot", "run")  # not fetch: its ball
+    assert families["humanoid_CMU"] == ("stand", "walk", "run")
+    assert families["humanoid"] == ("stand", "walk", "run")  # not run_pure_state
+    assert families["quadruped"] == ("walk", "run")
+    assert REGISTRY.rollout_siblings("cartpole", "two_poles") == ()
+    # A task argument that changes the rollout leaves the family.
+    short = jaxcontrol.load("cartpole", "balance_sparse", time_limit=5.0)
+    assert short.task.rollout_key() != jaxcontrol.load("cartpole", "balance").task.rollout_key()
+
+
+def test_step_with_rewards_refuses_tasks_of_another_rollout(envs):
+    state = envs[0].blank_state()
+    action = jnp.zeros(envs[0].action_spec().shape)
+    for stranger in [
+        jaxcontrol.load("cartpole", "swingup"),  # another reset
+        jaxcontrol.load("cartpole", "balance_sparse", time_limit=5.0),  # another time limit
+        jaxcontrol.load("acrobot", "swingup_sparse"),  # another domain
+    ]:
+        with pytest.raises(ValueError, match="registered siblings: cartpole-balance_sparse"):
+            jax.eval_shape(
+                lambda s, a, x=stranger: envs[0].step_with_rewards(s, a, [x]), state, action
+            )
+    with pytest.raises(ValueError, match="registered siblings: none"):
+        two_poles = jaxcontrol.load("cartpole", "two_poles")
+        two_poles.step_with_rewards(two_poles.blank_state(), jnp.zeros(1), [envs[0]])
+
+
+def test_a_family_soak_gives_each_task_its_own_soak(envs, tmp_path):
+    """Bit for bit: the same digests, statistics and replay as each task's own soak;
+    and a family soak measured in parts keeps each task's parts in its own file, as
+    its own run keeps them, which complete to the same results."""
+    own = [parity.soak(env, **SMALL) for env in envs]
+    assert (own[0]["reward_min"], own[0]["reward_max"]) != (
+        own[1]["reward_min"],
+        own[1]["reward_max"],
+    )
+    assert parity.family_soak(envs, **SMALL) == own
+
+    paths = [tmp_path / f"{i}.json" for i in range(len(envs))]
+    with pytest.raises(parity.PartsLeft):  # a run given shard 0 only
+        parity.family_soak(
+            envs, progresses=[parity.Progress(p, only=["shard0"]) for p in paths], **SMALL
+        )
+    alone = tmp_path / "alone.json"
+    with pytest.raises(parity.PartsLeft):
+        parity.soak(envs[1], progress=parity.Progress(alone, only=["shard0"]), **SMALL)
+    saved = [json.loads(p.read_text())["parts"] for p in paths]
+    assert [list(parts) for parts in saved] == [["shard0"], ["shard0"]]
+    assert saved[1] == json.loads(alone.read_text())["parts"]  # as its own run keeps it
+
+    progresses = [parity.Progress(p) for p in paths]
+    assert parity.family_soak(envs, progresses=progresses, **SMALL) == own
+    assert [p.resumed for p in progresses] == [["shard0"], ["shard0"]]
+    assert not any(p.exists() for p in paths)
+
+
+def test_family_returns_give_each_task_its_own_returns(envs):
+    own = [parity.returns(env, episodes=8) for env in envs]
+    family = parity.family_returns(envs, episodes=8)
+    for ours, theirs in zip(family, own):
+        assert ours.keys() == theirs.keys() == set(parity.POLICIES)
+        for policy in parity.POLICIES:
+            assert ours[policy] == theirs[policy], policy
+    # The sparse reward differs from the dense one on the same episodes.
+    assert family[0]["sinusoid"]["ours_returns"] != family[1]["sinusoid"]["ours_returns"]
+
+
+def test_cli_one_rollout_writes_each_tasks_record(envs, tmp_path, monkeypatch, capsys):
+    def small(loaded, **kwargs):  # the module's envs in place of the CLI's (MJX, 10 s)
+        assert [(e.domain, e.task_name) for e in loaded] == list(FAMILY)
+        return parity.family_soak(envs, **SMALL, **kwargs)
+
+    monkeypatch.setitem(records.FAMILY_PIECES, "soak", small)
+    names = [f"{d}-{t}" for d, t in FAMILY]
+    argv = [*names, "--pieces", "soak", "--one-rollout", "--records", str(tmp_path)]
+    assert parity.main(argv) == 0, capsys.readouterr().out
+    for name, env, other in zip(names, envs, reversed(names)):
+        piece = json.loads((tmp_path / f"{name}.json").read_text())["soak"]
+        assert piece["one_rollout_with"] == [other]
+        own = parity.soak(env, **SMALL)
+        assert {k: piece[k] for k in own} == own
+    # With --missing, nothing is left to measure.
+    assert parity.main([*argv, "--missing"]) == 0
+    assert "all targets met" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["cartpole-balance", "cartpole-swingup"], "its rollout siblings: cartpole-balance_sparse"),
+        (["cartpole-balance"], "two or more tasks of one domain"),
+        (["cartpole-balance", "acrobot-swingup"], "two or more tasks of one domain"),
+        (["cartpole-balance", "cartpole-balance_sparse", "--pieces", "episode"], "only the pieces"),
+        (["dog-stand", "dog-fetch"], "its rollout siblings: dog-walk, dog-trot, dog-run"),
+    ],
+)
+def test_cli_one_rollout_refuses_what_cannot_share_a_rollout(argv, message, tmp_path, capsys):
+    pieces = [] if "--pieces" in argv else ["--pieces", "soak"]
+    assert parity.main([*argv, *pieces, "--one-rollout", "--records", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().out
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("domain, tasks", _families(), ids=[d for d, _ in _families()])
+def test_each_family_shares_its_members_own_rollouts(domain, tasks):
+    """Every member's own MJX episode, in float32 from the same keys under the same
+    random actions, is the first member's bit for bit (resets, states, observations,
+    step types, discounts), and its own rewards are what the first member's
+    `step_with_rewards` gives it (walker-walk's read a velocity sensor that
+    walker-stand's step does not sync)."""
+    envs = [jaxcontrol.load(domain, task) for task in tasks]
+    # 8 environments for 20 steps: enough for hopper's rewards (0 until it stands) to vary.
+    keys = jax.random.split(jax.random.key(7), 8)
+    low, high = (envs[0].action_spec().minimum, envs[0].action_spec().maximum)
+    actions = jax.random.uniform(jax.random.key(8), (20, 8, len(low)), minval=low, maxval=high)
+
+    def kept(states):
+        return (states.data.qpos, states.data.qvel, states.data.act, states.observation)
+
+    def rollout(env, siblings=()):
+        @jax.jit
+        def run(keys, actions):
+            def body(states, action):
+                states, rewards = jax.vmap(env.step_with_rewards, in_axes=(0, 0, None))(
+                    states, action, siblings
+                )
+                shared = (kept(states), states.step_type, states.discount)
+                return states, {"shared": shared, "reward": states.reward, "siblings": rewards}
+
+            first = jax.vmap(env.reset)(keys)
+            out = jax.lax.scan(body, first, actions)[1]
+            return {**out, "reset": kept(first)}
+
+        return jax.tree.map(np.asarray, run(keys, actions))
+
+    family = rollout(envs[0], tuple(envs[1:]))
+    varied = [np.ptp(family["reward"]) > 0]
+    for i, env in enumerate(envs[1:]):
+        name = f"{domain}-{tasks[i + 1]}"
+        own = rollout(env)
+        for part in ("reset", "shared"):
+            for ours, theirs in zip(jax.tree.leaves(family[part]), jax.tree.leaves(own[part])):
+                np.testing.assert_array_equal(ours, theirs, err_msg=f"{name} {part}")
+        np.testing.assert_array_equal(family["siblings"][..., i], own["reward"], err_msg=name)
+        varied.append(np.ptp(own["reward"]) > 0)
+    # Sparse rewards may stay constant over so short a rollout; a dense one does not.
+    assert any(varied), f"no reward of {domain} varies: the rewards' comparison proves nothing"
