@@ -66,8 +66,9 @@ class Task:
         (`jaxcontrol parity --one-rollout`). None: the task shares no rollout.
       rollout_free_fields: the fields that siblings may set apart: fields only the
         reward reads, and model sizes MJX's step ignores (a floor plane's).
-        `rollout_key` compares the rest; tests/test_parity_family.py proves each
-        family's rollouts bit-identical to its members' own.
+        `rollout_key` compares the rest; tests/test_parity_family.py holds each
+        family's MJX rollout to its members' own (resets bit for bit, the first step
+        to float32 rounding: XLA may round one physics differently in two programs).
 
     A task with an infinite `time_limit` has no truncation (`Env.episode_length`
     is None): its episodes end only at a terminal state (`get_termination`).

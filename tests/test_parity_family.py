@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import parity
+from jaxcontrol import equivalence, parity
 from jaxcontrol.parity import records
 from jaxcontrol.registry import REGISTRY
 
@@ -45,7 +45,7 @@ def _short_on_c(domain, task):
 
 def test_the_families_are_the_tasks_that_differ_only_in_the_reward():
     families = dict(_families())
-    assert families["dog"] == ("stand", "walk", "trot", "run")  # not fetch: its ball
+    assert "dog" not in families  # measured: see dog.Stand
     assert families["humanoid_CMU"] == ("stand", "walk", "run")
     assert families["humanoid"] == ("stand", "walk", "run")  # not run_pure_state
     assert families["quadruped"] == ("walk", "run")
@@ -138,7 +138,9 @@ def test_cli_one_rollout_writes_each_tasks_record(envs, tmp_path, monkeypatch, c
         (["cartpole-balance"], "two or more tasks of one domain"),
         (["cartpole-balance", "acrobot-swingup"], "two or more tasks of one domain"),
         (["cartpole-balance", "cartpole-balance_sparse", "--pieces", "episode"], "only the pieces"),
-        (["dog-stand", "dog-fetch"], "its rollout siblings: dog-walk, dog-trot, dog-run"),
+        (["dog-stand", "dog-walk"], "its rollout siblings: none"),
+        (["humanoid_CMU-stand", "humanoid-walk"], "two or more tasks of one domain"),
+        (["humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-stand"], "cannot share"),
     ],
 )
 def test_cli_one_rollout_refuses_what_cannot_share_a_rollout(argv, message, tmp_path, capsys):
@@ -152,10 +154,16 @@ def test_cli_one_rollout_refuses_what_cannot_share_a_rollout(argv, message, tmp_
 @pytest.mark.parametrize("domain, tasks", _families(), ids=[d for d, _ in _families()])
 def test_each_family_shares_its_members_own_rollouts(domain, tasks):
     """Every member's own MJX episode, in float32 from the same keys under the same
-    random actions, is the first member's bit for bit (resets, states, observations,
-    step types, discounts), and its own rewards are what the first member's
-    `step_with_rewards` gives it (walker-walk's read a velocity sensor that
-    walker-stand's step does not sync)."""
+    random actions, starts from the family's resets bit for bit, has its step types and
+    discounts, and after the first step its states and observations within the
+    float32 one-step target (relative to scale), and its rewards (walker-walk's read a
+    velocity sensor that walker-stand's step does not sync) too, at every step where
+    the states still agree so. Not bit for bit: XLA rounds one
+    physics differently in programs that compute other things beside it (walker-stand's
+    own program and the family's part in the first step; dog's from the second), and
+    chaos then parts the trajectories, as runs on two hosts part: the long pieces are
+    distributions, which rounding does not move. dog's four tasks are not declared a
+    family (NOTES.md, session 57)."""
     envs = [jaxcontrol.load(domain, task) for task in tasks]
     # 8 environments for 20 steps: enough for hopper's rewards (0 until it stands) to vary.
     keys = jax.random.split(jax.random.key(7), 8)
@@ -182,14 +190,35 @@ def test_each_family_shares_its_members_own_rollouts(domain, tasks):
         return jax.tree.map(np.asarray, run(keys, actions))
 
     family = rollout(envs[0], tuple(envs[1:]))
-    varied = [np.ptp(family["reward"]) > 0]
-    for i, env in enumerate(envs[1:]):
-        name = f"{domain}-{tasks[i + 1]}"
+    target = equivalence.ONE_STEP_TARGET["float32"]
+    varied = []
+    for i, env in enumerate(envs):
+        name = f"{domain}-{tasks[i]}"
         own = rollout(env)
-        for part in ("reset", "shared"):
-            for ours, theirs in zip(jax.tree.leaves(family[part]), jax.tree.leaves(own[part])):
-                np.testing.assert_array_equal(ours, theirs, err_msg=f"{name} {part}")
-        np.testing.assert_array_equal(family["siblings"][..., i], own["reward"], err_msg=name)
-        varied.append(np.ptp(own["reward"]) > 0)
+        for ours, theirs in zip(jax.tree.leaves(family["reset"]), jax.tree.leaves(own["reset"])):
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"{name} reset")
+        (states, step_types, discounts), (own_states, own_types, own_discounts) = (
+            family["shared"],
+            own["shared"],
+        )
+        np.testing.assert_array_equal(step_types, own_types, err_msg=name)
+        np.testing.assert_array_equal(discounts, own_discounts, err_msg=name)
+        rewards = family["siblings"][..., i - 1] if i else family["reward"]
+
+        def gaps(a, b):  # per step: the largest difference, relative to scale
+            a, b = a.reshape(len(a), -1), b.reshape(len(b), -1)
+            scale = np.maximum(1.0, np.abs(b).max(axis=1, initial=0.0))
+            return np.abs(a - b).max(axis=1, initial=0.0) / scale
+
+        state_gap = np.max(
+            [gaps(x, y) for x, y in zip(jax.tree.leaves(states), jax.tree.leaves(own_states))],
+            axis=0,
+        )
+        assert state_gap[0] <= target, f"{name}: the first step differs by {state_gap[0]:.2e}"
+        # Wherever the states still agree to rounding, the rewards do too.
+        close = np.flatnonzero(state_gap <= target)
+        reward_gap = gaps(rewards, own["reward"])[close]
+        assert reward_gap.max() <= target, f"{name}: rewards differ by {reward_gap.max():.2e}"
+        varied.append(np.ptp(own["reward"][close]) > 0)
     # Sparse rewards may stay constant over so short a rollout; a dense one does not.
     assert any(varied), f"no reward of {domain} varies: the rewards' comparison proves nothing"

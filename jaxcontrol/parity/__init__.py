@@ -13,7 +13,7 @@ one task, in one process (float64 and float32 alike):
   * soak: 1024 environments x 1000 random-action steps in float32, counting
     non-finite states, in 8 shards of 128 (stacker: 32 of 32, `Task.soak_shards`).
 Tasks whose episodes differ only in the reward (a rollout family,
-`Task.rollout_family`: dog's stand, walk, trot and run) have the long pieces
+`Task.rollout_family`: humanoid_CMU's stand, walk and run) have the long pieces
 measured on one rollout (`family_returns`, `family_soak`, `measure_family_piece`,
 `--one-rollout`), each task's parts kept as its own run keeps them.
 The long pieces (returns, per quarter of a policy's episodes; soak, per shard)
@@ -30,7 +30,7 @@ targets and writes the records; `jaxcontrol parity` renders them:
     python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
     python -m jaxcontrol parity humanoid-walk --missing # one task; resumes a stopped run
     python -m jaxcontrol parity manipulator-bring_ball --pieces soak --parts shard0,shard1
-    python -m jaxcontrol parity dog-stand dog-walk dog-trot dog-run --pieces soak --one-rollout
+    python -m jaxcontrol parity humanoid_CMU-stand humanoid_CMU-walk humanoid_CMU-run --pieces soak --one-rollout
     python -m jaxcontrol parity --render                # writes PARITY.md
 
 The package's modules: `settings` (sizes, targets, part names), `progress`

@@ -68,7 +68,8 @@ def family_soak(
 ) -> list[dict[str, Any]]:
     """`soak` of each of `envs`, siblings of one rollout family (`Env.step_with_rewards`),
     on the first one's rollout: each task's result, and the parts each task's
-    `Progress` keeps, are what its own soak gives (tests/test_parity_family.py)."""
+    `Progress` keeps, are those of a soak of its own: bit for bit where XLA compiles
+    the physics alike (C MuJoCo), to rounding on MJX (tests/test_parity_family.py)."""
     env, siblings = envs[0], tuple(envs[1:])
     shards = shards or env.task.soak_shards
     if num_envs % shards:

@@ -187,10 +187,12 @@ class Stand(Task):
     floor_size: float = _WALK_SPEED * _DEFAULT_TIME_LIMIT
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
-    # stand, walk, trot and run (`Move`): their floors differ in size only, which
-    # MJX's step never reads, and their rewards in the move factor.
-    rollout_family: ClassVar[str | None] = "locomotion"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("floor_size", "move_speed")
+    # No rollout family yet, though stand, walk, trot and run differ only in the
+    # reward (and floor size): measured (session 57, 8 envs x 20 MJX float32 steps),
+    # the family's program rounds dog's physics differently from dog-walk's own from
+    # the second step on. tests/test_parity_family.py now holds a family to its
+    # members' first step within float32 rounding, which dog should meet, but that
+    # test (about 45 min of one core for dog) has not run for it (NOTES.md).
 
     # The episode is unmeasured (`jaxcontrol check dog stand --episode` not run), but
     # one float64 control step from dm_control's states (12, fetch and run) already
@@ -299,7 +301,6 @@ class Fetch(Stand):
     """Stand, catch the ball thrown towards the arena's centre, and bring it to the target."""
 
     floor_size: float = mjcf.dog.DEFAULT_FLOOR_SIZE
-    rollout_family: ClassVar[str | None] = None  # the ball: its own physics and reset
 
     def make_model(self):
         return mjcf.dog.make_model(floor_size=self.floor_size, remove_ball=False)
