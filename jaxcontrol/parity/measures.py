@@ -280,7 +280,7 @@ def _open_loop_returns(
                     states, action, siblings
                 )
                 rewards = jnp.concatenate([states.reward[None], others.T])
-            else:
+            else:  # the program that earlier quarters came from
                 states = jax.vmap(env.step, in_axes=(0, None))(states, action)
                 rewards = states.reward[None]
             return states, jnp.where(running, rewards, 0)

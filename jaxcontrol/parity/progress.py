@@ -78,16 +78,8 @@ class Progress:
         """The saved part `name`, or `measure(*args)`, saved before it is returned;
         None for a part outside `only` that no run has saved yet, unless it is
         `cheap` (quick to build from parts already saved: any run measures it)."""
-        self._merge_saved()  # another run may have measured it meanwhile
-        if name in self.parts:
-            self.resumed.append(name)
-            return self.parts[name]
-        if self.only is not None and name not in self.only and not cheap:
-            self.skipped.append(name)
-            return None
-        start = time.perf_counter()
-        result = measure(*args)
-        return self.save(name, result, time.perf_counter() - start)
+        results = TaskParts([self]).part(name, lambda *a: [measure(*a)], *args, cheap=cheap)
+        return None if results is None else results[0]
 
     def save(self, name: str, result: Any, seconds: float) -> Any:
         """Keeps `result` as part `name`, measured here in `seconds` (plus, for a part
@@ -172,10 +164,9 @@ class TaskParts:
     def part(
         self, name: str, measure: Callable[..., list], *args: Any, cheap: bool = False
     ) -> list | None:
-        """Every task's saved part `name`, or `measure(*args)` saved for the tasks
-        that lack it (a task that has it keeps its own); None where the part is
-        outside the lead's `only` and not `cheap` (`Progress.part`)."""
-        if self.has(name):
+        """Every task's saved part `name`, or `measure(*args)`, saved for each task;
+        None where the part is outside the lead's `only` and not `cheap` (`Progress.part`)."""
+        if self.has(name):  # measured earlier, or meanwhile by another run
             for p in self.progresses:
                 p.resumed.append(name)
             return [p.parts[name] for p in self.progresses]
@@ -187,12 +178,7 @@ class TaskParts:
         seconds = time.perf_counter() - start
         if len(results) != len(self.progresses):
             raise ValueError(f"{len(results)} results of part {name} for {len(self)} tasks")
-        for p, result in zip(self.progresses, results):
-            if p.has(name):  # saved by another run meanwhile
-                p.resumed.append(name)
-            else:
-                p.save(name, dict(result) if isinstance(result, dict) else result, seconds)
-        return [p.parts[name] for p in self.progresses]
+        return [p.save(name, r, seconds) for p, r in zip(self.progresses, results)]
 
     def __len__(self) -> int:
         return len(self.progresses)

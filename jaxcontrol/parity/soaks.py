@@ -323,7 +323,7 @@ def _soak(
         return (states, stats), jax.random.split(action_key, steps)
 
     def step(states, action):
-        if not siblings:
+        if not siblings:  # the program that earlier shards and checkpoints came from
             return jax.vmap(env.step)(states, action), None
         stepped, rewards = jax.vmap(env.step_with_rewards, in_axes=(0, 0, None))(
             states, action, siblings
