@@ -45,7 +45,7 @@ def _short_on_c(domain, task):
 
 def test_the_families_are_the_tasks_that_differ_only_in_the_reward():
     families = dict(_families())
-    assert "dog" not in families  # measured: see dog.Stand
+    assert families["dog"] == ("stand", "walk", "trot", "run")  # not fetch: its ball
     assert families["humanoid_CMU"] == ("stand", "walk", "run")
     assert families["humanoid"] == ("stand", "walk", "run")  # not run_pure_state
     assert families["quadruped"] == ("walk", "run")
@@ -138,7 +138,8 @@ def test_cli_one_rollout_writes_each_tasks_record(envs, tmp_path, monkeypatch, c
         (["cartpole-balance"], "two or more tasks of one domain"),
         (["cartpole-balance", "acrobot-swingup"], "two or more tasks of one domain"),
         (["cartpole-balance", "cartpole-balance_sparse", "--pieces", "episode"], "only the pieces"),
-        (["dog-stand", "dog-walk"], "its rollout siblings: none"),
+        (["dog-stand", "dog-fetch"], "its rollout siblings: dog-walk, dog-trot, dog-run"),
+        (["dog-fetch", "dog-walk"], "its rollout siblings: none"),
         (["humanoid_CMU-stand", "humanoid-walk"], "two or more tasks of one domain"),
         (["humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-stand"], "cannot share"),
     ],
@@ -162,8 +163,7 @@ def test_each_family_shares_its_members_own_rollouts(domain, tasks):
     physics differently in programs that compute other things beside it (walker-stand's
     own program and the family's part in the first step; dog's from the second), and
     chaos then parts the trajectories, as runs on two hosts part: the long pieces are
-    distributions, which rounding does not move. dog's four tasks are not declared a
-    family (NOTES.md, session 57)."""
+    distributions, which rounding does not move."""
     envs = [jaxcontrol.load(domain, task) for task in tasks]
     # 8 environments for 20 steps: enough for hopper's rewards (0 until it stands) to vary.
     keys = jax.random.split(jax.random.key(7), 8)

@@ -187,12 +187,13 @@ class Stand(Task):
     floor_size: float = _WALK_SPEED * _DEFAULT_TIME_LIMIT
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
-    # No rollout family yet, though stand, walk, trot and run differ only in the
-    # reward (and floor size): measured (session 57, 8 envs x 20 MJX float32 steps),
-    # the family's program rounds dog's physics differently from dog-walk's own from
-    # the second step on. tests/test_parity_family.py now holds a family to its
-    # members' first step within float32 rounding, which dog should meet, but that
-    # test (about 45 min of one core for dog) has not run for it (NOTES.md).
+    # stand, walk, trot and run differ only in the reward (and floor size, which MJX's
+    # step never reads): one rollout serves all four. The family's program rounds the
+    # physics differently from dog-walk's own from the second step on (measured, 8
+    # envs x 20 float32 steps); tests/test_parity_family.py's full tier holds the
+    # family to each member's resets, step types and first step (NOTES.md).
+    rollout_family: ClassVar[str | None] = "locomotion"
+    rollout_free_fields: ClassVar[tuple[str, ...]] = ("floor_size", "move_speed")
 
     # The episode is unmeasured (`jaxcontrol check dog stand --episode` not run), but
     # one float64 control step from dm_control's states (12, fetch and run) already
@@ -301,6 +302,7 @@ class Fetch(Stand):
     """Stand, catch the ball thrown towards the arena's centre, and bring it to the target."""
 
     floor_size: float = mjcf.dog.DEFAULT_FLOOR_SIZE
+    rollout_family: ClassVar[str | None] = None  # the ball: another model
 
     def make_model(self):
         return mjcf.dog.make_model(floor_size=self.floor_size, remove_ball=False)
