@@ -10,8 +10,9 @@ tier (`-m full`): 1024 environments run a whole episode, and the NaN soak counts
 non-finite states over 1e6 random-action steps.
 
 The default tier steps each task on the backend `pertask.backend_for` picks: MJX
-for each domain's smallest physics, the C backend behind the same Env for the other
-tasks and for the largest models (`--backend` overrides it).
+for each domain's smallest physics (from C MuJoCo's resets: `rollout`), the C
+backend behind the same Env for the other tasks and for the largest models
+(`--backend` overrides it).
 """
 
 import jax
@@ -86,15 +87,18 @@ def reference(task):
 
 
 @task_cache
-def _short_rollout(env):
+def _short_rollout(env, reset_on_c):
     """`rollout_steps` random-action steps of DISTINCT + TWINS environments.
 
     The last TWINS environments repeat the first TWINS' keys and actions, so one
     run shows that a trajectory depends on nothing but its key and actions.
+    `reset_on_c`: the first states are C MuJoCo's resets in `env`'s structure
+    (`equivalence.batched_reset_on_c`), so that no MJX reset is compiled.
     """
     reset_key, action_key = jax.random.split(jax.random.key(1))
     keys = jax.random.split(reset_key, DISTINCT)
-    first = equivalence.batched_reset(env, jnp.concatenate([keys, keys[:TWINS]]))
+    reset = equivalence.batched_reset_on_c if reset_on_c else equivalence.batched_reset
+    first = reset(env, jnp.concatenate([keys, keys[:TWINS]]))
     low, high = equivalence.action_bounds(env.action_spec())
     shape = (rollout_steps(env), DISTINCT) + low.shape
     actions = jax.random.uniform(action_key, shape, minval=low, maxval=high)
@@ -119,8 +123,15 @@ def _recorded(states):
 
 
 @pytest.fixture(scope="module")
-def rollout(env):
-    return _short_rollout(env)
+def rollout(env, request):
+    """The short rollout. Under `--backend auto` (the default tier) an MJX task's
+    episodes start from C MuJoCo's resets: compiling a domain's MJX reset (its
+    collision and settling loops and a forward pass) cost the default tier as much
+    as its step (BENCHMARKS.md, "CI time"). The task's reset code runs on C here;
+    MJX's pieces of it have tests of their own (tests/test_randomizers.py's
+    rejection loop, test_quadruped.py's height search, test_cheetah_reset.py's
+    settling), and `--backend mjx` and the full tier reset every task on MJX."""
+    return _short_rollout(env, request.config.getoption("--backend") == "auto")
 
 
 def test_task_tests_share_one_xdist_worker(request, task):
