@@ -69,6 +69,18 @@ def test_env_is_immutable_and_hashable():
     )
 
 
+def test_blank_state_is_shaped_like_an_mjx_reset():
+    """The battery checks `blank_state` against every task's reset, but under
+    `--backend auto` its MJX tasks reset on C (tests/test_battery.py, `rollout`):
+    here against MJX's own reset, whose data the task code does not shape."""
+    env = jaxcontrol.load("cartpole", "swingup")
+    reset = _reset(env, jax.random.key(0)).replace(key=None)
+    blank = env.blank_state().replace(key=None)
+    assert jax.tree.structure(blank) == jax.tree.structure(reset)
+    for ours, theirs in zip(jax.tree.leaves(blank), jax.tree.leaves(reset)):
+        assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype)
+
+
 def test_wrong_action_shape_names_expected_shape():
     env = jaxcontrol.load("point_mass", "easy")
     state = jax.eval_shape(env.reset, jax.random.key(0))
