@@ -203,10 +203,7 @@ def batched_inject_on_c(env: Env, starts: DmState) -> State:
     kinematics is compiled, not its forward pass (stacker-stack_2's injection
     on MJX: 29 s on one core). The starts' observations are C's.
     """
-    on_c = batched_inject(_on_c(env), starts)
-    if env.backend == "mujoco":
-        return on_c
-    return _with_mjx_rows_and_kinematics(env, on_c)
+    return _from_c(env, batched_inject(_on_c(env), starts))
 
 
 def batched_reset_on_c(env: Env, keys: jax.Array) -> State:
@@ -219,10 +216,7 @@ def batched_reset_on_c(env: Env, keys: jax.Array) -> State:
     traced or compiled (the tests' MJX rollouts: quadruped-walk's 115 -> 70 s,
     finger-spin's 47 -> 25 s on one core; BENCHMARKS.md, "CI time").
     """
-    on_c = batched_reset(_on_c(env), keys)
-    if env.backend == "mujoco":
-        return on_c
-    return _with_mjx_rows_and_kinematics(env, on_c)
+    return _from_c(env, batched_reset(_on_c(env), keys))
 
 
 def _on_c(env: Env) -> Env:
@@ -230,6 +224,11 @@ def _on_c(env: Env) -> Env:
     if env.backend == "mujoco":
         return env
     return Env(env.domain, env.task_name, env.task, backend="mujoco")
+
+
+def _from_c(env: Env, on_c: State) -> State:
+    """States computed by `_on_c(env)` in `env`'s structure."""
+    return on_c if env.backend == "mujoco" else _with_mjx_rows_and_kinematics(env, on_c)
 
 
 @functools.partial(jax.jit, static_argnums=0)
