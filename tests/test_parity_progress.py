@@ -399,6 +399,24 @@ def test_cli_measures_only_missing_pieces_and_writes_each_at_once(tmp_path, monk
     assert "all targets met" in capsys.readouterr().out
 
 
+def test_cli_render_with_a_task_named_measures_nothing_unless_pieces_are_named(
+    tmp_path, monkeypatch, capsys
+):
+    """`parity TASK --render` once re-measured every piece of TASK before it rendered."""
+    calls = []
+    monkeypatch.setattr(
+        parity.records, "PIECES", {"only": lambda *args: calls.append(1) or {"value": 1}}
+    )
+    out = tmp_path / "PARITY.md"
+    base = ["pendulum-swingup", "--records", str(tmp_path), "--render", "--out", str(out)]
+    assert parity.main(base) == 2 and not calls and not out.exists()
+    message = capsys.readouterr().out
+    assert "'jaxcontrol parity --render' with no task" in message and "of only" in message
+    assert parity.main([*base, "--pieces", "only"]) == 0 and calls == [1] and out.exists()
+    assert parity.main([*base, "--missing"]) == 0 and calls == [1]  # nothing missing
+    assert parity.main(["--records", str(tmp_path), "--render", "--out", str(out)]) == 0
+
+
 def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch, capsys):
     calls = []
 

@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("tasks", nargs="*", help="DOMAIN-TASK ids to measure (default: none)")
     parser.add_argument("--records", default="parity_records", help="records directory")
-    parser.add_argument("--pieces", default=",".join(records.PIECES), help="comma-separated pieces")
+    parser.add_argument(
+        "--pieces", help=f"comma-separated pieces (default: all, {','.join(records.PIECES)})"
+    )
     parser.add_argument(
         "--missing",
         action="store_true",
@@ -65,7 +67,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     valid = {f"{d}-{t}": (d, t) for d, t in jaxcontrol.ALL_TASKS}
     unknown = [t for t in args.tasks if t not in valid]
-    pieces = [p for p in args.pieces.split(",") if p]
+    if args.render and args.tasks and args.pieces is None and not args.missing:
+        # Named tasks are measured before PARITY.md is written: with no piece named,
+        # that is every piece, overwriting records that may have taken days.
+        print(
+            "jaxcontrol parity: --render with tasks named would first measure every piece of "
+            f"{', '.join(args.tasks)} again. To render the records as they are, run "
+            "'jaxcontrol parity --render' with no task; to measure and then render, name the "
+            f"pieces (--pieces, of {', '.join(records.PIECES)}) or add --missing"
+        )
+        return 2
+    pieces = [p for p in (args.pieces or ",".join(records.PIECES)).split(",") if p]
     bad = [p for p in pieces if p not in records.PIECES]
     if unknown or bad:
         what = f"unknown tasks {unknown}" if unknown else f"unknown pieces {bad}"
