@@ -165,6 +165,33 @@ def test_a_shard_stopped_midway_resumes_bit_identically_without_the_datas_impl(
     assert resumed == whole
 
 
+def test_a_checkpoints_seconds_include_the_chunk_it_saves(env, tmp_path):
+    """JAX returns from a chunk's call before the chunk is computed: a checkpoint's
+    seconds (what a resumed shard adds to its own) must wait for it."""
+    run = parity.soaks._soak(env, 4, 4, 2)
+
+    @jax.jit
+    def advance(carry, action_keys):  # the chunk, and some 0.4 s of work on one core
+        states, stats = run.advance(carry, action_keys)
+        x = jnp.full((384, 384), 1.0 / 384) + stats["nonfinite"]
+        x = jax.lax.fori_loop(0, 300, lambda _, x: x @ x, x)
+        return states, {**stats, "nonfinite": stats["nonfinite"] + (x[0, 0] > 1e9)}
+
+    carry, action_keys = run.start(jax.random.fold_in(jax.random.key(1), 0))
+    jax.block_until_ready(advance(carry, action_keys[:2]))  # compiled before it is timed
+    saved, real_save = [], soak_checkpoint.Checkpoint.save
+    checkpoint = parity.Progress(tmp_path / "soak.json").checkpoint("shard0", shard=0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            soak_checkpoint.Checkpoint,
+            "save",
+            lambda self, carry, meta: saved.append(meta) or real_save(self, carry, meta),
+        )
+        parity.soaks._soak_shard(run._replace(advance=advance), 0, checkpoint)
+    # Before the fix, the first checkpoint counted only the call's return: 0.0 s.
+    assert [meta["done"] for meta in saved] == [2] and saved[0]["seconds"] >= 0.2
+
+
 def test_a_checkpoint_from_another_host_resumes_a_shard_but_not_a_replay(
     env, tmp_path, monkeypatch
 ):

@@ -213,7 +213,8 @@ def _soak_shard(
     resumed_at = done
     start = time.perf_counter()
     while done < run.steps:
-        carry = run.advance(carry, action_keys[done : done + run.every])
+        # Computed before the clock is read: a call returns before its chunk is done.
+        carry = jax.block_until_ready(run.advance(carry, action_keys[done : done + run.every]))
         done += run.every
         if checkpoint is not None and done < run.steps:
             spent = round(before + time.perf_counter() - start, 1)
