@@ -67,6 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     valid = {f"{d}-{t}": (d, t) for d, t in jaxcontrol.ALL_TASKS}
     unknown = [t for t in args.tasks if t not in valid]
+    pieces = [p for p in (args.pieces or ",".join(records.PIECES)).split(",") if p]
+    bad = [p for p in pieces if p not in records.PIECES]
+    if unknown or bad:
+        what = f"unknown tasks {unknown}" if unknown else f"unknown pieces {bad}"
+        print(
+            f"jaxcontrol parity: {what}; valid: {', '.join(valid if unknown else records.PIECES)}"
+        )
+        return 2
     if args.render and args.tasks and args.pieces is None and not args.missing:
         # Named tasks are measured before PARITY.md is written: with no piece named,
         # that is every piece, overwriting records that may have taken days.
@@ -75,14 +83,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{', '.join(args.tasks)} again. To render the records as they are, run "
             "'jaxcontrol parity --render' with no task; to measure and then render, name the "
             f"pieces (--pieces, of {', '.join(records.PIECES)}) or add --missing"
-        )
-        return 2
-    pieces = [p for p in (args.pieces or ",".join(records.PIECES)).split(",") if p]
-    bad = [p for p in pieces if p not in records.PIECES]
-    if unknown or bad:
-        what = f"unknown tasks {unknown}" if unknown else f"unknown pieces {bad}"
-        print(
-            f"jaxcontrol parity: {what}; valid: {', '.join(valid if unknown else records.PIECES)}"
         )
         return 2
     parts = None if args.parts is None else [p for p in args.parts.split(",") if p]
