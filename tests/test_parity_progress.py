@@ -171,18 +171,24 @@ def test_a_checkpoints_seconds_include_the_chunk_it_saves(env, tmp_path):
     seconds (what a resumed shard adds to its own) must wait for it."""
     run = parity.soaks._soak(env, 4, 4, 2)
 
-    @jax.jit
-    def advance(carry, action_keys):  # the chunk, and some seconds of matrix work
-        states, stats = run.advance(carry, action_keys)
-        x = jnp.full((384, 384), 1.0 / 384) + stats["nonfinite"]
-        x = jax.lax.fori_loop(0, 1200, lambda _, x: x @ x, x)
-        return states, {**stats, "nonfinite": stats["nonfinite"] + (x[0, 0] > 1e9)}
+    def slowed(iterations):  # the chunk, and `iterations` products of a 384x384 matrix
+        def advance(carry, action_keys):
+            states, stats = run.advance(carry, action_keys)
+            x = jnp.full((384, 384), 1.0 / 384) + stats["nonfinite"]
+            x = jax.lax.fori_loop(0, iterations, lambda _, x: x @ x, x)
+            return states, {**stats, "nonfinite": stats["nonfinite"] + (x[0, 0] > 1e9)}
+
+        return jax.jit(advance)
 
     carry, action_keys = run.start(jax.random.fold_in(jax.random.key(1), 0))
-    jax.block_until_ready(advance(carry, action_keys[:2]))  # compiled before it is timed
-    start = time.perf_counter()
-    jax.block_until_ready(advance(carry, action_keys[:2]))
-    chunk = time.perf_counter() - start  # this machine's own cost of one chunk
+    iterations, chunk = 1200, 0.0
+    while chunk < 0.3 and iterations <= 1200 * 4**4:  # more work on a faster machine
+        advance = slowed(iterations)
+        jax.block_until_ready(advance(carry, action_keys[:2]))  # compiled before it is timed
+        start = time.perf_counter()
+        jax.block_until_ready(advance(carry, action_keys[:2]))
+        chunk = time.perf_counter() - start  # this machine's own cost of one chunk
+        iterations *= 4
     assert chunk >= 0.3, "the chunk is too quick here to tell its time from rounding"
     checkpoint = parity.Progress(tmp_path / "soak.json").checkpoint("shard0", shard=0)
     parity.soaks._soak_shard(run._replace(advance=advance), 0, checkpoint)
