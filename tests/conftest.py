@@ -50,6 +50,13 @@ def pytest_addoption(parser):
         default="parity_records",
         help="directory where the full tier writes each task's PARITY.md record",
     )
+    parser.addoption(
+        "--reuse-records",
+        action="store_true",
+        help="full tier: take each piece from the task's record in --parity-records where "
+        "it was measured under the task's physics now (solver caps, MJX fixes) with this "
+        "JAX (`jaxcontrol parity` writes such records piece by piece); measure the rest",
+    )
 
 
 def pytest_generate_tests(metafunc):
@@ -139,20 +146,29 @@ def full_record(task, request):
 
     Each piece is measured once per task (cached) and merged into the task's
     record file under --parity-records, from which `jaxcontrol parity
-    --render` writes PARITY.md.
+    --render` writes PARITY.md. With --reuse-records, a piece that the record
+    already holds under the task's current physics and this JAX is asserted as
+    it stands (`parity.current_piece`), not measured again.
     """
     directory = request.config.getoption("--parity-records")
+    reuse = request.config.getoption("--reuse-records")
 
     def piece(name):
-        return _full_piece(task, name, directory)
+        return _full_piece(task, name, directory, reuse)
 
     return piece
 
 
 @task_cache
-def _full_piece(task, name, directory):
+def _full_piece(task, name, directory, reuse):
     from jaxcontrol import parity
 
+    if reuse:
+        record = parity.read_record(directory, "{}-{}".format(*task))
+        fixes = parity.mjx_fixes_of(*task)
+        kept = parity.current_piece(record, name, parity.solver_caps(*task), fixes)
+        if kept is not None:
+            return kept
     result = parity.measure_piece(*task, name, records=directory)
     parity.write_record(
         directory, {"task": "{}-{}".format(*task), **parity.provenance(), name: result}

@@ -507,6 +507,26 @@ def test_pieces_measured_under_stock_mjx_are_stale_for_elliptic_tasks(tmp_path, 
     assert "mjx_fixes" not in parity.piece_progress("pendulum", "swingup", "soak", None).config
 
 
+def test_the_full_tier_reuses_only_pieces_of_the_physics_and_jax_now():
+    """`--reuse-records` (tests/conftest.py) asserts a recorded piece as it stands only
+    where it was measured under the task's solver caps and MJX fixes now, with this
+    JAX; any other piece is measured again."""
+    fix = [mjx_fixes.ELLIPTIC_LINE_SEARCH]
+    now = {"value": 1, "solver_caps": [8, 8], "mjx_fixes": fix, "jax": jax.__version__}
+    record = {"task": "finger-spin", "jax": "0.0.1", "episode": now}
+    assert parity.current_piece(record, "episode", [8, 8], fix) is now
+    assert parity.current_piece(record, "resets", [8, 8], fix) is None  # never measured
+    assert parity.current_piece(record, "episode", None, fix) is None  # other caps
+    assert parity.current_piece(record, "episode", [8, 8], []) is None  # other fixes
+    older = {**record, "episode": {**now, "jax": "0.0.1"}}
+    assert parity.current_piece(older, "episode", [8, 8], fix) is None  # other JAX
+    # A piece from before pieces named their JAX was measured with its record's.
+    unnamed = {k: v for k, v in now.items() if k != "jax"}
+    assert parity.current_piece({**record, "episode": unnamed}, "episode", [8, 8], fix) is None
+    same = {**record, "jax": jax.__version__, "episode": unnamed}
+    assert parity.current_piece(same, "episode", [8, 8], fix) is unnamed
+
+
 def test_each_piece_names_its_jax_version_and_parity_md_shows_them(tmp_path, monkeypatch):
     monkeypatch.setattr(
         parity.records, "PIECES", {"only": lambda domain, task, progress: {"value": 1}}

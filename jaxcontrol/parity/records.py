@@ -222,6 +222,20 @@ def stale_pieces(
     ]
 
 
+def current_piece(
+    record: dict[str, Any], piece: str, caps: list[int] | None, fixes: Sequence[str] = ()
+) -> dict[str, Any] | None:
+    """`record`'s `piece` where it was measured under the task's physics now (its
+    solver `caps` and MJX `fixes`: `stale_pieces`) and with the running JAX; else None.
+
+    The full tier's `--reuse-records` takes such a piece as measured (`jaxcontrol
+    parity` and the tier measure it alike, with `measure_piece`) and measures the rest."""
+    value = record.get(piece)
+    if not isinstance(value, dict) or piece in stale_pieces(record, caps, fixes):
+        return None
+    return value if value.get("jax", record.get("jax")) == jax.__version__ else None
+
+
 def jax_versions(record: dict[str, Any]) -> list[str]:
     """The JAX versions the record's pieces were measured with, oldest record's first.
 
