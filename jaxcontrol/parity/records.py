@@ -229,11 +229,12 @@ def current_piece(
     solver `caps` and MJX `fixes`: `stale_pieces`) and with the running JAX; else None.
 
     The full tier's `--reuse-records` takes such a piece as measured (`jaxcontrol
-    parity` and the tier measure it alike, with `measure_piece`) and measures the rest."""
+    parity` and the tier measure it alike, with `measure_piece`) and measures the rest.
+    A piece that does not name its JAX (from before pieces did) is measured again."""
     value = record.get(piece)
     if not isinstance(value, dict) or piece in stale_pieces(record, caps, fixes):
         return None
-    return value if value.get("jax", record.get("jax")) == jax.__version__ else None
+    return value if value.get("jax") == jax.__version__ else None
 
 
 def jax_versions(record: dict[str, Any]) -> list[str]:
@@ -352,10 +353,18 @@ def read_record(directory: str | pathlib.Path, task: str) -> dict[str, Any]:
 
 
 def write_record(directory: str | pathlib.Path, record: dict[str, Any]) -> pathlib.Path:
-    """Writes (or merges into) the task's record file."""
+    """Writes (or merges into) the task's record file.
+
+    A piece kept from before pieces named their JAX was measured with the JAX its
+    record names; it is stamped with it before `record` (a newer piece, with this
+    run's provenance) overwrites the record's."""
     path = pathlib.Path(directory) / f"{record['task']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    merged = {**read_record(directory, record["task"]), **record}
+    kept = read_record(directory, record["task"])
+    for piece in PIECES:
+        if isinstance(kept.get(piece), dict) and "jax" not in kept[piece] and "jax" in kept:
+            kept[piece] = {**kept[piece], "jax": kept["jax"]}
+    merged = {**kept, **record}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
     tmp.replace(path)
