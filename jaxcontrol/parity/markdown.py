@@ -92,7 +92,7 @@ def render(records: list[dict[str, Any]]) -> str:
         zs = " / ".join(f"{abs(rt[p]['z']):.2f}" for p in POLICIES) if rt else "—"
         soak_cell = f"{sk['nonfinite']} in {sk['steps']:.0e}" if sk else "—"
         if sk and sk.get("qvel_max") is not None:
-            soak_cell += f", max \\|qvel\\| {sk['qvel_max']:.0f}"
+            soak_cell += f", max \\|qvel\\| {sk['qvel_max']:.3g}"
         registered = r["task"] in {f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS}
         caps = solver_caps(*r["task"].split("-", 1)) if registered else None
         fixes = mjx_fixes_of(*r["task"].split("-", 1)) if registered else []
