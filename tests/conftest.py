@@ -78,9 +78,9 @@ def pytest_generate_tests(metafunc):
 
 def _task_of(item):
     callspec = getattr(item, "callspec", None)
-    if callspec is not None and "task" in callspec.params:
-        return callspec.params["task"]
-    return None
+    task = callspec.params.get("task") if callspec is not None else None
+    # A test whose tasks `--tasks` leaves empty holds pytest's NOTSET (and is skipped).
+    return task if isinstance(task, tuple) else None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the markers
