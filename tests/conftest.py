@@ -163,14 +163,13 @@ def full_record(task, request):
 def _full_piece(task, name, directory, reuse):
     from jaxcontrol import parity
 
+    task_id = "{}-{}".format(*task)
     if reuse:
-        record = parity.read_record(directory, "{}-{}".format(*task))
+        record = parity.read_record(directory, task_id)
         fixes = parity.mjx_fixes_of(*task)
         kept = parity.current_piece(record, name, parity.solver_caps(*task), fixes)
         if kept is not None:
             return kept
     result = parity.measure_piece(*task, name, records=directory)
-    parity.write_record(
-        directory, {"task": "{}-{}".format(*task), **parity.provenance(), name: result}
-    )
+    parity.write_record(directory, {"task": task_id, **parity.provenance(), name: result})
     return result
