@@ -11,6 +11,7 @@ import pytest
 
 import jaxcontrol
 from jaxcontrol import equivalence, mjx_fixes, parity, soak_checkpoint
+from jaxcontrol.parity import cli as parity_cli
 from jaxcontrol.registry import REGISTRY
 
 # Two shards of 4 environments, 6 steps in chunks of 2: one compile for the module's soaks.
@@ -472,6 +473,31 @@ def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch
     assert parity.main(args) == 0 and calls == [None, [8, 8]]
     assert parity.read_record(tmp_path, "pendulum-swingup")["only"]["solver_caps"] == [8, 8]
     assert "all targets met" in capsys.readouterr().out
+
+
+def test_missing_measures_again_the_pieces_of_another_jax(tmp_path, monkeypatch):
+    """`--missing` measures what `--reuse-records` would not take: a piece from another
+    JAX (or naming none, from before pieces did) is measured again, one-rollout
+    families included; a piece from this JAX is kept."""
+    calls = []
+
+    def piece(domain, task, progress):
+        calls.append(task)
+        return {"value": 2}
+
+    monkeypatch.setattr(parity.records, "PIECES", {"only": piece})
+    old = {"value": 1, "solver_caps": None}
+    parity.write_record(tmp_path, {"task": "pendulum-swingup", "only": {**old, "jax": "0.0.1"}})
+    parity.write_record(tmp_path, {"task": "acrobot-swingup", "only": old})  # names no JAX
+    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only", "--missing"]
+    assert parity.main(args) == 0 and calls == ["swingup"]
+    record = parity.read_record(tmp_path, "pendulum-swingup")
+    assert record["only"]["value"] == 2 and record["only"]["jax"] == jax.__version__
+    assert parity.main(args) == 0 and calls == ["swingup"]  # now current: kept
+    assert parity.solver_caps("acrobot", "swingup") is None  # so not stale for its caps
+    acrobot = parity.read_record(tmp_path, "acrobot-swingup")
+    assert parity_cli._needs(acrobot, "acrobot", "swingup", "only")
+    assert not parity_cli._needs(record, "pendulum", "swingup", "only")
 
 
 def test_pieces_measured_under_stock_mjx_are_stale_for_elliptic_tasks(tmp_path, monkeypatch):

@@ -28,7 +28,7 @@ PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
 targets and writes the records; `jaxcontrol parity` renders them:
 
     python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
-    python -m jaxcontrol parity humanoid-walk --missing # one task; resumes a stopped run
+    python -m jaxcontrol parity humanoid-walk --missing # one task: resumes it, or updates old pieces
     python -m jaxcontrol parity manipulator-bring_ball --pieces soak --parts shard0,shard1
     python -m jaxcontrol parity humanoid_CMU-stand humanoid_CMU-walk humanoid_CMU-run --pieces soak --one-rollout
     python -m jaxcontrol parity --render                # writes PARITY.md

@@ -15,6 +15,7 @@ from jaxcontrol.parity import records, settings
 from jaxcontrol.parity.markdown import render
 from jaxcontrol.parity.progress import PartsLeft
 from jaxcontrol.parity.records import (
+    current_piece,
     load_records,
     measure_piece,
     missed_targets,
@@ -23,7 +24,6 @@ from jaxcontrol.parity.records import (
     provenance,
     read_record,
     solver_caps,
-    stale_pieces,
     write_record,
 )
 from jaxcontrol.parity.settings import parts_error
@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--missing",
         action="store_true",
-        help="measure only the pieces that a task's record lacks (to finish a stopped run)",
+        help="measure only the pieces that a task's record lacks, or holds from other physics "
+        "(solver caps, MJX fixes) or another JAX than this one: to finish a stopped run, or "
+        "to bring records up to date (the full tier's --reuse-records takes the same pieces)",
     )
     listed = "; ".join(
         f"{piece}: {','.join(settings.piece_parts(piece))}" for piece in settings.RESUMABLE
@@ -99,9 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         # most the piece in progress (and the long pieces keep their finished parts).
         caps, fixes = solver_caps(*valid[name]), mjx_fixes_of(*valid[name])
         done = read_record(args.records, name) if args.missing else {}
-        stale = stale_pieces(done, caps, fixes)
         for piece in pieces:
-            if not done.get(piece) or piece in stale:
+            if current_piece(done, piece, caps, fixes) is None:
                 result = _measure_shared(*valid[name], piece, args.records, parts)
                 if result is None:
                     break
@@ -170,9 +171,10 @@ def _one_rollout(args, tasks: list[tuple[str, str]], pieces: list[str], parts) -
 
 
 def _needs(record: dict[str, Any], domain: str, task: str, piece: str) -> bool:
-    """Whether `--missing` measures `piece` of `task`: its record lacks it or it is stale."""
-    stale = stale_pieces(record, solver_caps(domain, task), mjx_fixes_of(domain, task))
-    return not record.get(piece) or piece in stale
+    """Whether `--missing` measures `piece` of `task`: its record lacks it, or holds it
+    from other physics or another JAX (`current_piece`)."""
+    caps, fixes = solver_caps(domain, task), mjx_fixes_of(domain, task)
+    return current_piece(record, piece, caps, fixes) is None
 
 
 def _measure_shared(domain, task, piece, directory, parts) -> dict[str, Any] | None:
