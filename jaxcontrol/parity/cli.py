@@ -99,16 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.tasks:
         # Each piece is written as soon as it is measured, so a stopped run loses at
         # most the piece in progress (and the long pieces keep their finished parts).
-        caps, fixes = solver_caps(*valid[name]), mjx_fixes_of(*valid[name])
         done = read_record(args.records, name) if args.missing else {}
         for piece in pieces:
-            if current_piece(done, piece, caps, fixes) is None:
+            if _needs(done, *valid[name], piece):
                 result = _measure_shared(*valid[name], piece, args.records, parts)
                 if result is None:
                     break
                 write_record(args.records, {"task": name, **provenance(), piece: result})
         else:
             record = read_record(args.records, name)
+            caps, fixes = solver_caps(*valid[name]), mjx_fixes_of(*valid[name])
             missed = missed_targets(record, pieces, caps, fixes)
             print(f"{name}: {'; '.join(missed) if missed else 'all targets met'}", flush=True)
             status |= bool(missed)
@@ -171,8 +171,8 @@ def _one_rollout(args, tasks: list[tuple[str, str]], pieces: list[str], parts) -
 
 
 def _needs(record: dict[str, Any], domain: str, task: str, piece: str) -> bool:
-    """Whether `--missing` measures `piece` of `task`: its record lacks it, or holds it
-    from other physics or another JAX (`current_piece`)."""
+    """Whether `piece` of `task` is measured: its record (empty without `--missing`)
+    lacks it, or holds it from other physics or another JAX (`current_piece`)."""
     caps, fixes = solver_caps(domain, task), mjx_fixes_of(domain, task)
     return current_piece(record, piece, caps, fixes) is None
 
