@@ -74,3 +74,20 @@ class Registry:
 
 
 REGISTRY = Registry()
+
+
+def parse_task_id(task_id: str, registry: Registry = REGISTRY) -> tuple[str, str]:
+    """'point_mass-easy' -> ('point_mass', 'easy'): a registered task's DOMAIN-TASK id.
+
+    Neither names of the suite holds a '-', so the id splits at its one '-'. Every
+    command line flag and helper that takes a task as one string reads it here.
+
+    Raises:
+      ValueError: for anything but a registered task's id, naming the valid ids
+        with close matches first.
+    """
+    domain, sep, task = str(task_id).partition("-")
+    if not sep or (domain, task) not in registry.tasks():
+        valid = [f"{d}-{t}" for d, t in registry.tasks()]
+        raise unknown_name("task", str(task_id), valid, where=" (DOMAIN-TASK)")
+    return domain, task
