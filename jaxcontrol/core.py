@@ -343,7 +343,8 @@ class Env:
 
         Args:
           state: a state of this Env (its key and unspecified values are kept).
-          qpos, qvel: generalised positions and velocities.
+          qpos: generalised positions.
+          qvel: generalised velocities.
           act: actuator activations, if the model has any.
           time: simulation time; kept from `state` when None.
           model_fields: per-environment model fields to overwrite, full arrays
@@ -492,7 +493,8 @@ class Env:
 
         Args:
           state: one environment's state, or a batch with `index` naming one.
-          height, width: image size in pixels.
+          height: image height in pixels.
+          width: image width in pixels.
           camera_id: a camera index or name of the model (-1: the free camera).
           index: which environment of a batched `state` to render.
 

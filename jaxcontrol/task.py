@@ -136,7 +136,8 @@ class Task:
 
         Args:
           load: `dm_control.suite.load`.
-          domain, name: the task's names.
+          domain: the task's domain name.
+          name: the task's name.
           seed: seeds dm_control's task (`random`).
           **kwargs: more of dm_control's task arguments (e.g. `time_limit`).
 

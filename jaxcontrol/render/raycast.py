@@ -545,7 +545,8 @@ def make_render(
 
     Args:
       env: a jaxcontrol Env (or wrapper).
-      height, width: image size in pixels.
+      height: image height in pixels.
+      width: image width in pixels.
       camera_id: one of the model's cameras, by index or name (not -1: MuJoCo's
         free camera has no pose in the state).
       segmentation: return the object seen at each pixel instead of colours.
