@@ -6,28 +6,17 @@ states = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 1024))
 states = jax.jit(jax.vmap(env.step))(states, actions)
 """
 
-from jaxcontrol import xla_flags as _xla_flags
+from jaxcontrol import import_setup as _import_setup
 
-_xla_flags.apply()  # before anything can start JAX's CPU backend
-
-from jaxcontrol.render import gl as _gl
-
-_gl.choose_headless_default()  # MUJOCO_GL where no display is, before MuJoCo loads
-
-from jaxcontrol import quiet_imports as _quiet_imports
-
-_quiet_imports.import_mjx()  # without MJX's lines about its optional Warp backend
-
-from jaxcontrol import mjx_fixes as _mjx_fixes
-
-_mjx_fixes.apply()  # MJX's elliptic line search as C MuJoCo reads it (JAXCONTROL_STOCK_MJX=1: stock)
+# XLA's CPU flag, MUJOCO_GL, a quiet MJX import, MJX's line-search fix: each
+# described (what, why, how to turn it off) in jaxcontrol/import_setup.py.
+_import_setup.apply_before_imports()
 
 from jaxcontrol import tasks as _tasks  # noqa: F401  (registers the domains)
 from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY as _REGISTRY
 from jaxcontrol.task import Task
-from jaxcontrol.wrappers import gymnasium_registration as _gymnasium_registration
 
 __version__ = "0.1.0"
 
@@ -59,7 +48,7 @@ def load(domain_name: str, task_name: str, *, backend: str = "mjx", **task_kwarg
     return Env(domain_name, task_name, task, backend=backend)
 
 
-_gymnasium_registration.install()  # jaxcontrol/DOMAIN-TASK-v0, once Gymnasium is imported
+_import_setup.apply_after_imports()  # Gymnasium ids, which read ALL_TASKS
 
 
 __all__ = [

@@ -10,9 +10,10 @@ MuJoCo picks its backend from the `MUJOCO_GL` environment variable once, when
 
 Where `MUJOCO_GL` is unset on a Linux machine without a display, where glfw
 cannot work, `import jaxcontrol` sets it to egl (an NVIDIA device and libEGL
-present) or osmesa (libOSMesa present) first: `choose_headless_default`. A
-value the user set is never changed. This module imports MuJoCo only inside
-its functions, so that `jaxcontrol/__init__.py` can call it before MuJoCo loads.
+present) or osmesa (libOSMesa present) first: `headless_default` here, applied by
+`jaxcontrol.import_setup.choose_mujoco_gl`. A value the user set is never
+changed. This module imports MuJoCo only inside its functions, so that the
+import-time set-up can use it before MuJoCo loads.
 
 Only `jaxcontrol.render.cpu` (images and videos through `mujoco.Renderer`) needs
 OpenGL; the pure-JAX renderer behind `jaxcontrol.wrappers.Pixels` needs none.
@@ -54,15 +55,6 @@ def headless_default() -> str | None:
     if ctypes.util.find_library("OSMesa"):
         return "osmesa"
     return None
-
-
-def choose_headless_default() -> None:
-    """Sets `MUJOCO_GL` to `headless_default()` if unset and MuJoCo is not imported yet."""
-    if "MUJOCO_GL" in os.environ or "mujoco" in sys.modules:
-        return
-    default = headless_default()
-    if default is not None:
-        os.environ["MUJOCO_GL"] = default
 
 
 def _missing_library() -> str:

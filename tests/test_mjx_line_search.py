@@ -1,4 +1,5 @@
-"""jaxcontrol's fix to stock MJX's elliptic-cone line search (`jaxcontrol.mjx_fixes`)."""
+"""jaxcontrol's fix to stock MJX's elliptic-cone line search (`jaxcontrol.mjx_line_search`,
+installed by `jaxcontrol.import_setup.fix_mjx_line_search`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from mujoco import mjx
 from mujoco.mjx._src import solver
 
 import jaxcontrol
-from jaxcontrol import equivalence, mjx_fixes
+from jaxcontrol import import_setup, mjx_fixes, mjx_line_search, reference
 
 # A box resting on the floor: four elliptic contacts (condim 3) in MJX's constraint rows.
 _BOX_ON_FLOOR = """
@@ -37,16 +38,16 @@ def test_the_fix_is_in_effect_for_the_pinned_mjx():
     jaxcontrol's import applies the fix. When an MJX upgrade fixes it upstream,
     `needed` turns False and the fix steps aside (then drop it)."""
     assert mujoco.__version__ == "3.17.0"
-    assert mjx_fixes.needed()
-    assert mjx_fixes.applied() == (mjx_fixes.ELLIPTIC_LINE_SEARCH,)
-    with mjx_fixes.stock():
-        assert mjx_fixes.applied() == ()
-    assert mjx_fixes.applied() == (mjx_fixes.ELLIPTIC_LINE_SEARCH,)
+    assert mjx_line_search.needed()
+    assert mjx_line_search.applied() == (mjx_line_search.ELLIPTIC_LINE_SEARCH,)
+    with mjx_line_search.stock():
+        assert mjx_line_search.applied() == ()
+    assert mjx_line_search.applied() == (mjx_line_search.ELLIPTIC_LINE_SEARCH,)
 
 
 def test_stock_mjx_is_one_environment_variable_away():
-    code = "import jaxcontrol; from jaxcontrol import mjx_fixes; print(mjx_fixes.applied())"
-    env = {**os.environ, mjx_fixes.STOCK_ENV: "1"}
+    code = "import jaxcontrol.mjx_line_search as m; print(m.applied())"
+    env = {**os.environ, mjx_line_search.STOCK_ENV: "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )
@@ -55,7 +56,7 @@ def test_stock_mjx_is_one_environment_variable_away():
 
 
 def test_the_fixed_sqrt_reads_negatives_as_zero_and_keeps_every_other_bit():
-    sqrt = mjx_fixes._NonNegativeSqrt.sqrt
+    sqrt = mjx_line_search._NonNegativeSqrt.sqrt
     rng = np.random.default_rng(0)
     x = np.concatenate([
         rng.exponential(size=1000).astype(np.float32) * 10.0 ** rng.integers(-30, 30, 1000),
@@ -94,17 +95,17 @@ def _line_search_point(tsqr_negative: bool):
 def test_stock_mjx_line_search_point_is_nan_where_tsqr_rounds_negative():
     """The bug itself: C MuJoCo reads `tsqr <= 0` as no tangential force, stock MJX
     takes its square root, and the point's cost turns NaN. If this fails on a new
-    MJX, upstream has fixed it: drop `mjx_fixes`."""
-    with equivalence.precision(False), mjx_fixes.stock():
+    MJX, upstream has fixed it: drop `mjx_line_search`."""
+    with reference.precision(False), mjx_line_search.stock():
         point = _line_search_point(tsqr_negative=True)
     assert np.isnan(float(point.cost))
 
 
 def test_fixed_line_search_point_reads_negative_tsqr_as_c_mujoco_does():
-    with equivalence.precision(False):
+    with reference.precision(False):
         fixed = _line_search_point(tsqr_negative=True)
         zero = _line_search_point(tsqr_negative=False)
-        with mjx_fixes.stock():
+        with mjx_line_search.stock():
             stock_zero = _line_search_point(tsqr_negative=False)
     for field in ("cost", "deriv_0", "deriv_1"):
         got, want = float(getattr(fixed, field)), float(getattr(zero, field))
@@ -115,13 +116,31 @@ def test_fixed_line_search_point_reads_negative_tsqr_as_c_mujoco_does():
 def test_jaxcontrol_applies_the_fix_before_any_env_is_built():
     env = jaxcontrol.load("finger", "spin")
     assert env.mj_model.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
-    assert mjx_fixes.applied() == (mjx_fixes.ELLIPTIC_LINE_SEARCH,)
+    assert mjx_line_search.applied() == (mjx_line_search.ELLIPTIC_LINE_SEARCH,)
 
 
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 def test_touching_names_the_fix_only_for_elliptic_models(cone):
     m = mujoco.MjModel.from_xml_string(_BOX_ON_FLOOR.replace('"elliptic"', f'"{cone}"'))
-    want = (mjx_fixes.ELLIPTIC_LINE_SEARCH,) if cone == "elliptic" else ()
-    assert mjx_fixes.touching(m) == want
-    with mjx_fixes.stock():
-        assert mjx_fixes.touching(m) == ()
+    want = (mjx_line_search.ELLIPTIC_LINE_SEARCH,) if cone == "elliptic" else ()
+    assert mjx_line_search.touching(m) == want
+    with mjx_line_search.stock():
+        assert mjx_line_search.touching(m) == ()
+
+
+def test_the_import_decides_by_the_environment_variable(monkeypatch):
+    """`fix_mjx_line_search` is what `import jaxcontrol` runs: "0" or unset fixes."""
+    try:
+        for value, want in (("1", ()), ("0", (mjx_line_search.ELLIPTIC_LINE_SEARCH,))):
+            monkeypatch.setenv(mjx_line_search.STOCK_ENV, value)
+            assert import_setup.fix_mjx_line_search() == want
+            assert import_setup.stock_mjx_requested() is (want == ())
+    finally:
+        monkeypatch.delenv(mjx_line_search.STOCK_ENV)
+        import_setup.fix_mjx_line_search()
+    assert mjx_line_search.applied() == (mjx_line_search.ELLIPTIC_LINE_SEARCH,)
+
+
+def test_the_former_module_name_is_the_same_module():
+    """benchmarks/ and jaxcontrol/parity import `jaxcontrol.mjx_fixes`."""
+    assert mjx_fixes is mjx_line_search
