@@ -1,10 +1,10 @@
 """Registers every task with Gymnasium, lazily, when jaxcontrol is imported.
 
-`install()` (run by `import jaxcontrol`) registers `jaxcontrol/DOMAIN-TASK-v0`
-at once if Gymnasium is already imported. Otherwise it leaves a one-shot
-finder on `sys.meta_path` that registers them just after Gymnasium's own
-import finishes, so `import jaxcontrol` never imports Gymnasium (nor fails
-without it) and costs microseconds. `gymnasium.make("jaxcontrol:jaxcontrol/
+`install()` (run last by `import jaxcontrol`, from `jaxcontrol.import_setup`)
+registers `jaxcontrol/DOMAIN-TASK-v0` at once if Gymnasium is already imported.
+Otherwise it leaves a one-shot finder on `sys.meta_path` that registers them just
+after Gymnasium's own import finishes, so `import jaxcontrol` never imports
+Gymnasium (nor fails without it) and costs microseconds. `gymnasium.make("jaxcontrol:jaxcontrol/
 cartpole-swingup-v0")` also works: Gymnasium imports jaxcontrol first.
 """
 
