@@ -80,8 +80,8 @@ def default_backend() -> str:
     runs on the CPU, MJX on an accelerator.
 
     On a CPU the C backend trains PPO 2.3x faster on cheetah-run and SAC 1.5x on
-    walker-walk, and steps 2-25x faster at 256+ environments (BENCHMARKS.md, "C
-    MuJoCo backend"). `jaxcontrol.load` itself keeps "mjx" everywhere: the same
+    walker-walk, and steps 2-25x faster at 256+ environments (docs/benchmarks.md,
+    "C MuJoCo backend"). `jaxcontrol.load` itself keeps "mjx" everywhere: the same
     physics on every device, differentiable, and what the parity tests measure.
     """
     return "mujoco" if jax.default_backend() == "cpu" else "mjx"

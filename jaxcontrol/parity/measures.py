@@ -143,7 +143,7 @@ def reset_pvalues(piece: dict[str, Any]) -> dict[str, float]:
     quantity that missed and was tested again on larger samples (`resets`) is held
     to that second test.
     """
-    family = set(piece.get("family_wise", ()))  # records before session 14 lack it
+    family = set(piece.get("family_wise", ()))  # older records lack it
     second = piece.get("confirmation", {"min_pvalue": {}, "columns": {}})
     out = {}
     for name in piece["min_pvalue"]:

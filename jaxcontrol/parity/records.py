@@ -298,7 +298,7 @@ def missed_targets(
             missed.append(f"episode return rel {ep['ours_rel']:.2e} > {EPISODE_EXACT_RTOL}")
         if ep["cpu_rel"] > 1e-12:
             missed.append(f"CPU path episode return rel {ep['cpu_rel']:.2e} > 1e-12")
-        if not ep.get("ends_alike", True):  # records before issue 9 lack it
+        if not ep.get("ends_alike", True):  # older records lack it
             missed.append("episode: ours did not end (LAST) where dm_control's did")
     rs = record.get("resets")
     if rs:
@@ -318,14 +318,14 @@ def missed_targets(
         for key in ("nonfinite", "diverged"):
             if sk[key]:
                 missed.append(f"soak: {sk[key]} {key}")
-        # Records before LQR (issue 9) held every task to [0, 1].
+        # Older records, from before LQR, held every task to [0, 1].
         if not sk.get("rewards_in_range", 0 <= sk["reward_min"] and sk["reward_max"] <= 1):
             missed.append(f"soak: rewards in [{sk['reward_min']}, {sk['reward_max']}]")
         if not sk["ends_by_truncation"]:
             missed.append("soak: step types or discounts wrong")
         if sk["constant_observations"]:
             missed.append(f"soak: constant observations {sk['constant_observations']}")
-        # Records before session 9 compared twin environments within one batch.
+        # Older records compared twin environments within one batch.
         if not sk.get("replay_identical", sk.get("twins_identical")):
             missed.append("soak: a replay of the same keys and actions differed (nondeterminism)")
     return missed

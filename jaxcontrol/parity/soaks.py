@@ -36,8 +36,8 @@ def soak(
     """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
 
     Counts non-finite observations/rewards and diverged environments, keeps the
-    largest |qvel| (a state can stay finite and still be flung: BENCHMARKS.md,
-    "MJX's elliptic line search"), checks
+    largest |qvel| (a state can stay finite and still be flung: docs/design/
+    elliptic-line-search.md), checks
     rewards lie in the task's `reward_range`, the step types and discounts
     follow dm_env (LAST with discount 1 exactly at the time limit when it fits in
     `steps`; before it, LAST only at a terminal state, with a discount below 1,
@@ -52,7 +52,7 @@ def soak(
     Environments at different positions of one batch are not compared: XLA's CPU
     code (jax 0.9.2, fusion emitters off) rounds some operations differently by
     position in the batch, so two copies of one environment in one batch part
-    after a few steps of a chaotic task (BENCHMARKS.md, "JAX version").
+    after a few steps of a chaotic task (docs/design/jax-pin.md).
     """
     progresses = [progress or Progress(None)]
     return family_soak([env], num_envs, steps, shards, progresses, checkpoint_every)[0]

@@ -23,7 +23,7 @@ What is drawn (MuJoCo's default scene, as dm_control's `physics.render`):
     (the reflected image itself is not drawn);
   * the skybox texture where no object is hit, and MuJoCo's near/far clipping.
 Not drawn: haze, fog, the reflected image, meshes' smooth normals. The
-fidelity against MuJoCo's own renderer is measured per task in RENDERING.md.
+fidelity against MuJoCo's own renderer is measured per task in docs/rendering.md.
 
 `make_render(env, ...)` returns `render(data, model_fields) -> image`, a pure
 function of one environment's MJX data (vmap it for a batch).

@@ -72,7 +72,7 @@ class Cheetah(Task):
     episode_parity = "exact"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 5.6x
-    # faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model keeps dm_control's.
+    # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.
     solver_caps = (8, 4)
 
     def make_model(self):

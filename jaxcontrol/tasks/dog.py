@@ -191,7 +191,7 @@ class Stand(Task):
     # step never reads): one rollout serves all four. The family's program rounds the
     # physics differently from dog-walk's own from the second step on (measured, 8
     # envs x 20 float32 steps); tests/test_parity_family.py's full tier holds the
-    # family to each member's resets, step types and first step (NOTES.md).
+    # family to each member's resets, step types and first step (docs/parity.md).
     rollout_family: ClassVar[str | None] = "locomotion"
     rollout_free_fields: ClassVar[tuple[str, ...]] = ("floor_size", "move_speed")
 

@@ -128,7 +128,7 @@ class _Finger(Task):
     episode_parity: ClassVar[str] = _EPISODE_PARITY
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 2.7x
-    # faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model keeps dm_control's.
+    # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.
     solver_caps: ClassVar[tuple[int, int] | None] = (8, 8)
 
     def make_model(self):

@@ -58,7 +58,7 @@ class Hopper(Task):
     episode_parity = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 3.3x
-    # faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model keeps dm_control's.
+    # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.
     solver_caps = (8, 8)
 
     def make_model(self):

@@ -167,8 +167,8 @@ class Humanoid(Task):
     # the contact dynamics are chaotic, so only distributions can be compared.
     episode_parity: ClassVar[str] = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
-    # those at dm_control's settings (16 rollouts of 1000 steps); BENCHMARKS.md, "Solver
-    # caps", has the speed-up. The CPU model keeps dm_control's.
+    # those at dm_control's settings (16 rollouts of 1000 steps); docs/design/solver-caps.md
+    # has the method. The CPU model keeps dm_control's.
     solver_caps: ClassVar[tuple[int, int] | None] = (16, 8)
 
     def make_model(self):

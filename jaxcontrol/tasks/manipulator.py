@@ -100,8 +100,7 @@ def arm_limits(physics: Physics) -> tuple[np.ndarray, np.ndarray]:
 # MJX solver caps by (use_peg, insert): the smallest measured setting under which
 # stock MJX's float64 trajectories stayed identical to those at dm_control's 100/50
 # over 16 rollouts of 1000 steps, and ran faster (benchmarks/solver_caps.py;
-# BENCHMARKS.md, "Solver caps" for bring_ball and "Solver caps for issue 9's contact
-# extras" for the rest: 1.20-1.32x at batch 256 on one CPU core). In the three extras a
+# docs/design/solver-caps.md: 1.20-1.32x at batch 256 on one CPU core for the three extras). In the three extras a
 # line search capped at 8 or 16 steps binds somewhere in those rollouts, and the
 # trajectories leave dm_control's. The CPU model keeps dm_control's settings.
 _SOLVER_CAPS: dict[tuple[bool, bool], tuple[int, int]] = {

@@ -49,7 +49,7 @@ class Reacher(Task):
     episode_parity: ClassVar[str] = "exact"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 3.2x
-    # faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model keeps dm_control's.
+    # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.
     solver_caps: ClassVar[tuple[int, int] | None] = (8, 4)
 
     def make_model(self):

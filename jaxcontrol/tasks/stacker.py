@@ -43,8 +43,7 @@ def touch(physics: Physics) -> jax.Array:
 
 # MJX solver caps by box count. Under them, stock MJX's float64 trajectories
 # stayed identical to those at dm_control's 100/50 (16 rollouts of 1000 steps,
-# benchmarks/solver_caps.py; BENCHMARKS.md, "Solver caps for issue 9's contact
-# extras"). 8/8 is not: the line search binds. Four boxes keep dm_control's
+# benchmarks/solver_caps.py; docs/design/solver-caps.md). 8/8 is not: the line search binds. Four boxes keep dm_control's
 # settings: a line search capped at 16 steps changes their trajectories (even at
 # 100 iterations), and so does 8/32. Other counts are unmeasured.
 _SOLVER_CAPS: dict[int, tuple[int, int]] = {2: (8, 16)}
@@ -69,7 +68,7 @@ class Stack(Task):
     episode_model_fields: ClassVar[tuple[str, ...]] = ("body_pos",)
     episode_parity: ClassVar[str] = "distributional"
     # A soak shard of 128 environments takes 2 (stack_2) to 4 (stack_4) hours of one
-    # core of the 2-core CPU box; shards of 32 fit a session (BENCHMARKS.md).
+    # core of the 2-core CPU box; shards of 32 take under an hour each.
     soak_shards: ClassVar[int] = 32
 
     @property

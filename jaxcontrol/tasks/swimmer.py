@@ -86,7 +86,7 @@ class Swimmer(Task):
     episode_parity: ClassVar[str] = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps; swimmer6 and swimmer15), and
-    # swimmer6 ran 1.8x faster at batch 256 (BENCHMARKS.md, "Solver caps"). The CPU model
+    # swimmer6 ran 1.8x faster at batch 256 (docs/design/solver-caps.md). The CPU model
     # keeps dm_control's.
     solver_caps: ClassVar[tuple[int, int] | None] = (8, 4)
 

@@ -22,7 +22,7 @@ state only where its own episode ended. Suite episodes end together (fixed
 time limits), so a batch pays one batched reset per episode length, not per
 step. Only the predicate passes through `custom_vmap`: the step and the reset
 stay ordinary traced code that XLA and JAX optimise as usual.
-BENCHMARKS.md ("Auto-reset under vmap") measures the alternatives.
+docs/design/auto-reset.md measures the alternatives.
 
 Place `AutoReset` above the wrappers that keep per-episode state
 (`Observables`, `DomainRandomization`): their `reset` runs inside the restart.

@@ -37,7 +37,7 @@ clips the normalised observation to +-5, as our learners do. With it and
 networks like ours (a Gaussian with a state-independent std, tanh layers, a
 small initial mean: `benchmarks/brax_ppo.py --brax-networks ours`), Brax's
 PPO learns cartpole-balance in 200k steps; Brax's default tanh-squashed
-policy still drifts to bang-bang control there (BENCHMARKS.md, "Brax's PPO").
+policy still drifts to bang-bang control there (docs/benchmarks.md, "Brax's PPO through BraxEnv").
 
 Needs the extra: `pip install 'jaxcontrol[brax]'` (brax 0.14.2, whose trainers
 run on jax 0.9, the version jaxcontrol pins).

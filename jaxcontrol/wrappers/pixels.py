@@ -13,7 +13,7 @@ the physics, on CPU, GPU or TPU, with no callbacks and no OpenGL.
 
 With `pixels_only=False` the state observations stay beside the pixels (the
 pixels last, as dm_control's wrapper adds them). The fidelity against MuJoCo's
-own renderer, per task, is in RENDERING.md.
+own renderer, per task, is in docs/rendering.md.
 """
 
 from __future__ import annotations

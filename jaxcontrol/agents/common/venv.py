@@ -81,7 +81,7 @@ class TrainingEnv(NamedTuple):
         that never terminates (cartpole, walker...) runs its episodes in
         lock-step: a PPO update of a 32-step rollout then sees one 32-step slice
         of the episode (only the swing-up, then only balancing), which made PPO
-        oscillate and collapse on cartpole-swingup (BENCHMARKS.md). The first
+        oscillate and collapse on cartpole-swingup (docs/design/staggered-episodes.md). The first
         episodes are shorter, nothing else changes; ``zero_returns(stagger=True)``
         keeps them out of the reported returns. No effect without a time limit.
         """
