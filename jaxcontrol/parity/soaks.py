@@ -36,8 +36,8 @@ def soak(
     """Random actions for `num_envs` x `steps` in float32, summarised inside the scan.
 
     Counts non-finite observations/rewards and diverged environments, keeps the
-    largest |qvel| (a state can stay finite and still be flung: docs/design/
-    elliptic-line-search.md), checks
+    largest |qvel| (a state can stay finite and still be flung:
+    docs/design/elliptic-line-search.md), checks
     rewards lie in the task's `reward_range`, the step types and discounts
     follow dm_env (LAST with discount 1 exactly at the time limit when it fits in
     `steps`; before it, LAST only at a terminal state, with a discount below 1,

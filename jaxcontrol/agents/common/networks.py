@@ -45,7 +45,8 @@ class Conv3x3(nn.Module):
 
     On the CPU it is computed as one matrix product over the 3x3 patches: XLA's
     CPU convolution gradient runs about 40x slower inside a rolled loop (a
-    learner's ``lax.scan`` over gradient steps) than outside one (docs/design/pixels.md), while a matrix product does not. On an
+    learner's ``lax.scan`` over gradient steps) than outside one
+    (docs/design/pixels.md), while a matrix product does not. On an
     accelerator it is ``lax.conv_general_dilated`` (cuDNN's kernels).
 
     Attributes:
