@@ -1,7 +1,7 @@
 """Which program of a task compiles slowly, and which XLA flags help: one at a time.
 
-On an H200, stacker, manipulator, quadruped-escape, humanoid_CMU and dog did not
-finish compiling in 4-8 minutes (BENCHMARKS.md, session 32), while the CPU
+On an H200, each program of stacker, manipulator, quadruped-escape, humanoid_CMU
+and dog compiles for 1-2.5 minutes (docs/benchmarks.md), while the CPU
 compiles them in 20-30 s, and `benchmarks/throughput.py` compiles ours, raw MJX
 and the batched reset together, so its log cannot say which one was slow. This
 probe compiles each program alone, in a fresh process (each as at the start of

@@ -1,4 +1,4 @@
-"""Long soak: 1e7 random-action steps per task, counting what goes wrong (issue 14).
+"""Long soak: 1e7 random-action steps per task, counting what goes wrong.
 
 Per task, `--envs` environments step under uniform random actions inside one
 compiled loop of `--chunk` control steps; an environment whose episode ends

@@ -117,7 +117,7 @@ class _RunOrder:
 # The default tier compiles ~6 programs per task and runs each for a few steps, so
 # compile time is most of its cost. XLA's backend optimisation level 0 cuts it: the
 # per-task tests of finger-spin, humanoid-walk, cheetah-run and hopper-hop took 360
-# instead of 459 worker-seconds (BENCHMARKS.md). Only this tier uses it: the full and
+# instead of 459 worker-seconds; docs/testing.md). Only this tier uses it: the full and
 # slow tiers run long simulations and measure what users run (XLA's default level).
 DEFAULT_TIER = "not slow and not full"
 DEFAULT_TIER_XLA_FLAG = "--xla_backend_optimization_level=0"

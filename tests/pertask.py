@@ -33,7 +33,7 @@ def clear_task_caches() -> None:
 # MJX's constraint rows (every contact slot, active or not) measure a model's cost to
 # compile and to step: cartpole has 1, quadruped-escape 620, humanoid_CMU 4,684, dog
 # 32,530. Above LARGE_MODEL_ROWS, one task's MJX physics costs the default tier 430 to
-# 970 worker-seconds (BENCHMARKS.md, "The largest models in the default tier"), so those
+# 970 worker-seconds (docs/testing.md), so those
 # models run on C there throughout.
 LARGE_MODEL_ROWS = 4_000
 

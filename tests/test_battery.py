@@ -49,7 +49,7 @@ def rollout_steps(env) -> int:
 # RUN_BOUND_SUB_STEPS physics steps or more and the rollout runs RUN_BOUND_PHYSICS_STEPS
 # or more, the rollout's time goes into running (manipulator-insert_peg: 145 s at level
 # 0, 87 s at XLA's default level 3; walker-walk 14.0 and 16.9 s; bring_ball's 180
-# physics steps 37 s at level 3, 41 s at level 0; BENCHMARKS.md, "Test time"), so the
+# physics steps 37 s at level 3, 41 s at level 0; docs/testing.md), so the
 # battery's step compiles at the default level there. stacker-stack_2's 130 (13 control
 # steps) cost 69 s at level 3 and 53 s at level 0.
 RUN_BOUND_SUB_STEPS = 10
@@ -127,7 +127,7 @@ def rollout(env, request):
     """The short rollout. Under `--backend auto` (the default tier) an MJX task's
     episodes start from C MuJoCo's resets: compiling a domain's MJX reset (its
     collision and settling loops and a forward pass) cost the default tier as much
-    as its step (BENCHMARKS.md, "CI time"). The task's reset code runs on C here;
+    as its step (docs/testing.md). The task's reset code runs on C here;
     MJX's pieces of it have tests of their own (tests/test_randomizers.py's
     rejection loop, test_quadruped.py's height search, test_cheetah_reset.py's
     settling), and `--backend mjx` and the full tier reset every task on MJX."""

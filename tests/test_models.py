@@ -211,7 +211,7 @@ def test_compat_put_model(domain):
 
 def test_mjx_model_differs_from_dm_controls_only_by_the_tasks_solver_caps(task):
     """Where a task lowers MJX's solver caps (`Task.solver_caps`, measured by
-    benchmarks/solver_caps.py: BENCHMARKS.md), those two options are the only
+    benchmarks/solver_caps.py: docs/design/solver-caps.md), those two options are the only
     difference from dm_control's model; the CPU model keeps dm_control's."""
     env = jaxcontrol.load(*task)
     caps = env.task.solver_caps

@@ -4,7 +4,7 @@ Fidelity (camera 0, 84x84, dm_control's states mirrored into ours): the
 object seen at each pixel agrees with MuJoCo's segmentation rendering on at
 least 98 % of pixels; the mean absolute RGB difference is reported (and kept
 under a loose bound that catches regressions). Default tier: three tasks.
-Full tier: every task (figures in RENDERING.md).
+Full tier: every task (figures in docs/rendering.md).
 """
 
 import jax
@@ -18,7 +18,7 @@ from jaxcontrol.render import raycast
 from jaxcontrol.wrappers import Pixels
 
 SEGMENTATION_TARGET = 0.98
-RGB_MAD_BOUND = 40.0  # of 255; measured 3.3-29 per task (RENDERING.md)
+RGB_MAD_BOUND = 40.0  # of 255; measured 2.1-29 per task (docs/rendering.md)
 
 
 def _check(task, n_states):

@@ -1,7 +1,7 @@
 """Brax's trainers on jaxcontrol tasks through ``BraxEnv`` (slow tier: ``pytest -m slow``).
 
 Brax's PPO learns cartpole-balance with hyperparameters and network design
-matched to ours (benchmarks/brax_ppo.py, which BENCHMARKS.md's comparison ran
+matched to ours (benchmarks/brax_ppo.py, which docs/benchmarks.md's comparison ran
 at a larger budget, also with Brax's own network design, which learns it
 slowly); Brax's SAC runs a short budget end to end. The adapter's contract
 without training is tested in tests/wrappers/test_brax_adapter.py.

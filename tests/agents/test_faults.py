@@ -1,4 +1,4 @@
-"""Damaged, foreign and cut-short checkpoints and a full disk, through ``train_loop`` (issue 14).
+"""Damaged, foreign and cut-short checkpoints and a full disk, through ``train_loop``.
 
 In-process on the toy env: a resume uses the newest checkpoint whose every file
 matches its manifest, or stops naming the damaged path; a failed write stops

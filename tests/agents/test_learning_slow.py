@@ -70,7 +70,7 @@ def test_ppo_cartpole_balance_cli(tmp_path):
     assert result["mean_return"] >= 800.0
 
 
-# The README's PPO settings for cartpole-swingup (BENCHMARKS.md: 5 of 5 seeds above 845.5).
+# PPO's settings for cartpole-swingup (docs/benchmarks.md: 5 of 5 seeds above 845.5).
 PPO_SWINGUP = (
     "num_envs=1024",
     "num_minibatches=8",
@@ -125,7 +125,7 @@ def test_off_policy_cartpole_balance(name):
     assert float(np.mean(returns)) >= 700.0
 
 
-# BENCHMARKS.md, "Learning from pixels": 972.3 here, 986.5 in dm_control (session 25).
+# docs/benchmarks.md, "Learning from pixels": 972 here, 987 in dm_control.
 D4PG_PIXELS = (
     "num_envs=8",
     "batch_size=64",

@@ -123,8 +123,8 @@ def _check_out_many_times(out, times, errors):
 def test_the_processes_of_one_run_check_their_shared_out_at_once(tmp_path):
     """Each host checks that --out is writable before the cluster forms. With one probe
     name for all, one process deleted the other's probe (FileNotFoundError: 'cannot
-    write to --out'), so it exited and its peer waited out the coordinator's timeout:
-    stop 60's CI failure. Two processes checking one folder 2,000 times each failed
+    write to --out'), so it exited and its peer waited out the coordinator's timeout.
+    Two processes checking one folder 2,000 times each failed
     10 and 21 times in two trials with the shared name."""
     spawn = multiprocessing.get_context("spawn")
     errors = spawn.Queue()
