@@ -44,7 +44,7 @@ from mujoco import batch as mujoco_batch
 from mujoco import mjx
 
 from jaxcontrol import physics as physics_lib
-from jaxcontrol.mjcf import common, compare, compat
+from jaxcontrol.mjcf import common, compat, model_diff
 
 BACKENDS = ("mjx", "mujoco")
 
@@ -171,7 +171,9 @@ class Engine:
             if self._make_model is not None:
                 with common.without_textures():
                     lean = compat.to_mjx_compatible(self._make_model())
-                differ = compare.compare_models(lean, self.model, ignore=compare.TEXTURE_FIELDS)
+                differ = model_diff.compare_models(
+                    lean, self.model, ignore=model_diff.TEXTURE_FIELDS
+                )
                 if differ:
                     warnings.warn(
                         "the model rebuilt without textures differs from the Env's "

@@ -1,7 +1,7 @@
 """Our own MuJoCo models of the suite's domains, built with `mujoco.MjSpec`.
 
 Each domain module exposes `make_spec(...)` and `make_model(...)`; the models
-compile to the same physics as dm_control's XML (see `compare.compare_models`
+compile to the same physics as dm_control's XML (see `model_diff.compare_models`
 and tests/test_models.py). `compat` adapts them for `mujoco.mjx.put_model`.
 """
 
@@ -36,8 +36,8 @@ from jaxcontrol.mjcf import (
     swimmer,
     walker,
 )
-from jaxcontrol.mjcf.compare import compare_models
 from jaxcontrol.mjcf.compat import put_model, to_mjx_compatible
+from jaxcontrol.mjcf.model_diff import compare_models
 
 _BUILDERS: dict[str, Callable[..., mujoco.MjModel]] = {
     "acrobot": acrobot.make_model,

@@ -106,7 +106,7 @@ def without_textures() -> Iterator[None]:
     Physics never reads a texture, but the suite's skybox alone is 11.5 MB of every
     model. The C backend's per-environment model copies (fields that
     `mujoco.batch` cannot expand, such as quadruped-escape's terrain) are made from
-    such a model; `compare.compare_models(..., ignore=compare.TEXTURE_FIELDS)`
+    such a model; `model_diff.compare_models(..., ignore=model_diff.TEXTURE_FIELDS)`
     proves it equal to the textured one in everything else.
     """
     token = _TEXTURES.set(False)
