@@ -7,6 +7,7 @@ signature (an `Args:` entry naming a parameter the function does not have).
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -47,3 +48,37 @@ def test_every_docs_page_is_in_the_navigation():
     pages = sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md"))
     missing = [p for p in pages if p not in nav]
     assert not missing, f"docs pages not in mkdocs.yml's nav: {missing}"
+
+
+_CITATION = re.compile(r'(docs/[\w/.-]+?\.md)(?:,\s*"([^"]+)")?')
+
+
+def _headings(page: pathlib.Path) -> set[str]:
+    return {
+        line.lstrip("#").strip()
+        for line in page.read_text().splitlines()
+        if line.startswith("#")
+    }
+
+
+def test_every_docs_page_that_the_code_cites_exists_with_its_section():
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "jaxcontrol", "tests", "benchmarks", "pyproject.toml"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    missing = []
+    for name in filter(None, listing.split("\0")):
+        path = ROOT / name
+        if not path.is_file() or path.suffix not in {".py", ".md", ".toml", ".txt", ".sh"}:
+            continue
+        # A citation may wrap across comment lines: join them before matching.
+        text = re.sub(r"\s*\n\s*(?:#\s*)?", " ", path.read_text())
+        for page, section in _CITATION.findall(text):
+            target = ROOT / page
+            if not target.is_file():
+                missing.append(f"{name}: {page}")
+            elif section and section not in _headings(target):
+                missing.append(f'{name}: {page}, "{section}"')
+    assert not missing, "cited docs pages or sections that do not exist:\n" + "\n".join(missing)
