@@ -10,7 +10,7 @@
     python benchmarks/pixels.py --fidelity --markdown RENDERING-table.md   # every task's fidelity
 
 Writes a markdown table (and prints it). Fidelity mode runs
-`jaxcontrol.render.fidelity.measure` on each task instead.
+`jaxcontrol.parity.fidelity.measure` on each task instead.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def speed(tasks, batch_sizes, seconds):
 
 
 def fidelity(tasks, n_states):
-    from jaxcontrol.render import fidelity as fidelity_lib
+    from jaxcontrol.parity import fidelity as fidelity_lib
 
     lines = [
         "| task | segmentation agreement, worst state | mean | RGB mean abs. difference (0-255) | worst state |",

@@ -96,7 +96,7 @@ class _RunOrder:
     """A task's tests contiguous in the run order, its float64 tests last.
 
     Every switch of precision releases JAX's compiled code
-    (`equivalence.precision`), so a task's float32 tests share one compiled
+    (`reference.precision`), so a task's float32 tests share one compiled
     step only if no float64 test runs between them. This sorts after pytest has
     regrouped the items by their module-scoped parameters (which splits a task
     across files). Stable: within a task and precision, files and tests keep

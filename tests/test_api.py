@@ -10,7 +10,7 @@ import pytest
 from dm_control import suite
 
 import jaxcontrol
-from jaxcontrol import StepType, equivalence
+from jaxcontrol import StepType, reference
 from jaxcontrol.wrappers import AutoReset
 
 # One compiled reset and step per Env, shared by the tests below (an Env is a static
@@ -99,10 +99,10 @@ def test_out_of_range_actions_are_clipped_like_ctrlrange():
 
 def test_nan_action_ends_only_that_episode():
     env = jaxcontrol.load("cartpole", "swingup")
-    states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 4))
+    states = reference.batched_reset(env, jax.random.split(jax.random.key(0), 4))
     actions = jnp.zeros((4, 1)).at[2, 0].set(jnp.nan)
-    clean = equivalence.batched_step(env, states, jnp.zeros((4, 1)))
-    stepped = equivalence.batched_step(env, states, actions)
+    clean = reference.batched_step(env, states, jnp.zeros((4, 1)))
+    stepped = reference.batched_step(env, states, actions)
     assert stepped.diverged.tolist() == [False, False, True, False]
     assert stepped.step_type.tolist() == [StepType.MID, StepType.MID, StepType.LAST, StepType.MID]
     # The diverged environment keeps its last finite state; nothing is NaN.
@@ -152,8 +152,8 @@ def test_set_state_recomputes_observation():
 def test_auto_reset_restarts_finished_episodes_and_keeps_final_observation():
     env = jaxcontrol.load("pendulum", "swingup", time_limit=0.06)
     venv = AutoReset(env)
-    states = equivalence.batched_reset(venv, jax.random.split(jax.random.key(0), 3))
-    step = functools.partial(equivalence.batched_step, venv)
+    states = reference.batched_reset(venv, jax.random.split(jax.random.key(0), 3))
+    step = functools.partial(reference.batched_step, venv)
     actions = jnp.zeros((3, 1))
     for _ in range(2):
         states = step(states, actions)
@@ -161,11 +161,11 @@ def test_auto_reset_restarts_finished_episodes_and_keeps_final_observation():
     states = step(states, actions)  # third step ends every episode
     assert np.all(np.asarray(states.step_type) == StepType.LAST)
     assert np.all(np.asarray(states.step) == 0)
-    manual = equivalence.batched_step(env, before, actions)
+    manual = reference.batched_step(env, before, actions)
     np.testing.assert_array_equal(
         states.info["final_observation"]["orientation"], manual.observation["orientation"]
     )
-    fresh = equivalence.batched_reset(env, manual.key)
+    fresh = reference.batched_reset(env, manual.key)
     np.testing.assert_array_equal(
         states.observation["orientation"], fresh.observation["orientation"]
     )

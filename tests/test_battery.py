@@ -22,7 +22,7 @@ import pytest
 from pertask import backend_for, constraint_rows, task_cache
 
 import jaxcontrol
-from jaxcontrol import StepType, equivalence
+from jaxcontrol import StepType, parity, reference
 
 DISTINCT = 8
 TWINS = 4  # extra environments that replay the first ones (determinism)
@@ -55,7 +55,7 @@ def rollout_steps(env) -> int:
 RUN_BOUND_SUB_STEPS = 10
 RUN_BOUND_PHYSICS_STEPS = 150
 _optimised_step = jax.jit(
-    equivalence.batched_step.__wrapped__,
+    reference.batched_step.__wrapped__,
     static_argnums=0,
     compiler_options={"xla_backend_optimization_level": 3},
 )
@@ -64,11 +64,11 @@ _optimised_step = jax.jit(
 def _step_program(env):
     """The jitted program `_step` runs for `env`."""
     if env.backend != "mjx":  # C runs the steps
-        return equivalence.batched_step
+        return reference.batched_step
     physics_steps = rollout_steps(env) * env.n_sub_steps
     if env.n_sub_steps >= RUN_BOUND_SUB_STEPS and physics_steps >= RUN_BOUND_PHYSICS_STEPS:
         return _optimised_step
-    return equivalence.batched_step
+    return reference.batched_step
 
 
 def _step(env, states, actions):
@@ -83,7 +83,7 @@ def env(task, request):
 
 @pytest.fixture(scope="module")
 def reference(task):
-    return equivalence.reference_env(*task, seed=0)
+    return reference.reference_env(*task, seed=0)
 
 
 @task_cache
@@ -93,13 +93,13 @@ def _short_rollout(env, reset_on_c):
     The last TWINS environments repeat the first TWINS' keys and actions, so one
     run shows that a trajectory depends on nothing but its key and actions.
     `reset_on_c`: the first states are C MuJoCo's resets in `env`'s structure
-    (`equivalence.batched_reset_on_c`), so that no MJX reset is compiled.
+    (`reference.batched_reset_on_c`), so that no MJX reset is compiled.
     """
     reset_key, action_key = jax.random.split(jax.random.key(1))
     keys = jax.random.split(reset_key, DISTINCT)
-    reset = equivalence.batched_reset_on_c if reset_on_c else equivalence.batched_reset
+    reset = reference.batched_reset_on_c if reset_on_c else reference.batched_reset
     first = reset(env, jnp.concatenate([keys, keys[:TWINS]]))
-    low, high = equivalence.action_bounds(env.action_spec())
+    low, high = reference.action_bounds(env.action_spec())
     shape = (rollout_steps(env), DISTINCT) + low.shape
     actions = jax.random.uniform(action_key, shape, minval=low, maxval=high)
     actions = jnp.concatenate([actions, actions[:, :TWINS]], axis=1)
@@ -213,27 +213,27 @@ def test_rollout_is_finite_and_rewards_in_range(env, rollout):
 @pytest.mark.mjx_tasks
 def test_mjx_one_step_from_dm_controls_states(env, rollout):
     """MJX's step from DISTINCT + TWINS of dm_control's states (resets and mid-episode,
-    `equivalence.reference_transitions`), in float32 with the rollout's own compiled
+    `reference.reference_transitions`), in float32 with the rollout's own compiled
     step: dm_control's next observations, reward, qpos and qvel within the float32
     one-step target (relative to scale), or 10x stock MJX's own error from the same
     states where ours misses it. The states are injected by C MuJoCo with MJX's
-    kinematics (`equivalence.batched_inject_on_c`), so no MJX program is compiled for
+    kinematics (`reference.batched_inject_on_c`), so no MJX program is compiled for
     this test but MJX's kinematics (and stock MJX's step where it is needed). The float64 one step of the default
     tier (test_parity.py) steps C MuJoCo behind our Env; MJX's is the full tier's.
     Only the tasks whose battery steps MJX (`mjx_tasks`): the C backend's tasks have
     their one step in float64."""
-    transitions = equivalence.reference_transitions(env, n=DISTINCT + TWINS, seed=0)
+    transitions = reference.reference_transitions(env, n=DISTINCT + TWINS, seed=0)
     starts = jax.tree.map(lambda *xs: np.stack(xs), *[t.start for t in transitions])
-    first = equivalence.batched_inject_on_c(env, jax.device_put(starts))
+    first = reference.batched_inject_on_c(env, jax.device_put(starts))
     actions = jnp.asarray(np.stack([t.action for t in transitions]), env.action_spec().dtype)
     programs = _step_program(env)._cache_size()
-    ours = equivalence.compare_step(first, _step(env, first, actions), transitions, True)
+    ours = parity.step.compare_step(first, _step(env, first, actions), transitions, True)
     assert _step_program(env)._cache_size() == programs, "the rollout's step was not reused"
     ours = {k: v for k, v in ours.items() if not k.startswith("reset_obs/")}  # C's
     raw = {}
-    if not max(ours.values()) <= equivalence.ONE_STEP_TARGET["float32"]:
-        raw = equivalence.raw_step_parity(env, transitions, relative=True, ours=ours)
-    misses = equivalence.one_step_misses("float32", ours, raw)
+    if not max(ours.values()) <= parity.tolerance.ONE_STEP_TARGET["float32"]:
+        raw = parity.step.raw_step_parity(env, transitions, relative=True, ours=ours)
+    misses = parity.tolerance.one_step_misses("float32", ours, raw)
     assert not misses, f"MJX differs from dm_control (difference, tolerance): {misses}"
 
 
@@ -321,9 +321,9 @@ def _dm_control_constant_entries(task, steps):
     touch sensors, which a rollout of this length may or may not trigger."""
     observations = []
     for seed in range(DISTINCT):
-        dm_env = equivalence.reference_env(*task, seed=seed)
+        dm_env = reference.reference_env(*task, seed=seed)
         (low, high), rng = (
-            equivalence.action_bounds(dm_env.action_spec()),
+            reference.action_bounds(dm_env.action_spec()),
             np.random.default_rng(seed),
         )
         dm_env.reset()

@@ -17,7 +17,7 @@ import pytest
 from mujoco import mjx
 
 import jaxcontrol
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.mjcf import compat
 from jaxcontrol.physics import Physics
 from jaxcontrol.tasks import cheetah
@@ -35,7 +35,7 @@ def _draws(model) -> np.ndarray:
 
 def _dm_control_settle(qpos: np.ndarray, n_steps: int):
     """dm_control's own code path: qpos written in reset_context, then step."""
-    physics = equivalence.reference_env("cheetah", "run", seed=0).physics
+    physics = reference.reference_env("cheetah", "run", seed=0).physics
     out = []
     for q in qpos:
         with physics.reset_context():
@@ -76,7 +76,7 @@ def _raw_mjx(env, qpos, qvel, warmstart, n_steps: int):
 
 @pytest.fixture(scope="module")
 def x64():
-    with equivalence.precision(True):
+    with reference.precision(True):
         yield jaxcontrol.load("cheetah", "run")
 
 

@@ -46,7 +46,7 @@ from mujoco.mjx._src.types import GeomType
 from scipy.spatial.transform import Rotation
 
 import jaxcontrol.collision as jcoll
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.collision import ellipsoid_box as eb
 
 EB = (GeomType.ELLIPSOID, GeomType.BOX)
@@ -281,14 +281,14 @@ _gap_many = _padded(jax.vmap(eb.signed_distance_lower_bound, in_axes=(0,) + (Non
 
 
 def _ours64(x):
-    with equivalence.precision(True):
+    with reference.precision(True):
         out = _collide(*x)
         assert out[0].dtype == np.float64
         return out
 
 
 def _gap64(n, x):
-    with equivalence.precision(True):
+    with reference.precision(True):
         return (_gap_many if n.ndim == 3 else _gap_one)(n, *x)[0]
 
 
@@ -691,7 +691,7 @@ def test_degenerate_poses_finite():
     ]
     x = _stack([(p[2], p[3], p[0], p[4], p[5], p[1]) for p in poses])
     for dtype in (np.float32, np.float64):
-        with equivalence.precision(dtype == np.float64):
+        with reference.precision(dtype == np.float64):
             out = _collide(*[a.astype(dtype) for a in x])
             for a in out:
                 assert a.dtype == dtype
@@ -757,7 +757,7 @@ def test_mjx_step_matches_c():
     jcoll.register()
     n = 300
     m, d = _table(1e-12, 1000)
-    with equivalence.precision(True):
+    with reference.precision(True):
         mx, dx = mjx.put_model(m), mjx.put_data(m, d)
 
         def body(dx, _):

@@ -66,7 +66,7 @@ from mujoco.mjx._src.types import GeomType
 from scipy.spatial.transform import Rotation
 
 import jaxcontrol.collision as jcoll
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.collision import cylinder_box as cb
 from jaxcontrol.mjcf import compat, dog
 
@@ -570,7 +570,7 @@ def battery(cref):
     out32 = _collide(*[a.astype(np.float32) for a in x_all])
     n32 = out32[2][:n, 0, 0].astype(np.float64)
     n32 /= np.linalg.norm(n32, axis=1, keepdims=True)
-    with equivalence.precision(True):
+    with reference.precision(True):
         out64 = _collide(*x_all)
         single = _contact(*x[:6])
         # directions for the certificates: 256 random ones, C's normal, ours, float32's
@@ -934,7 +934,7 @@ def test_dog_fetch_contacts_match_c():
             if g1 == target and m.geom_type[g2] == 6
         ]
     )
-    with equivalence.precision(True):
+    with reference.precision(True):
         mx, dx = compat.put_model(m), compat.put_data(m, d)
         dist, pos, frame = jax.jit(cb.cylinder_box, static_argnums=2)(
             mx, dx, None, jnp.asarray(pairs)
@@ -959,7 +959,7 @@ def test_dog_fetch_mjx_step_matches_c():
     m, d = _dog_state()
     d_away = _dog_state(corner_y=0.5)[1]
     assert d.ncon == 2 and d_away.ncon == 0
-    with equivalence.precision(True):
+    with reference.precision(True):
         mx = compat.put_model(m)
         step = jax.jit(mjx.step)
         out = [step(mx, compat.put_data(m, data)) for data in (d, d_away)]
@@ -989,7 +989,7 @@ def test_matches_c_more_seeds(cref, seed):
     poses, labels = _battery(rng)
     refs = [cref.reference(p) for p in poses]
     x = _stack([ref[0] for ref in refs])
-    with equivalence.precision(True):
+    with reference.precision(True):
         ours = _collide(*x)
         single = _contact(*x[:6])
     x1 = single[1] - 0.5 * single[0][:, None] * single[2]

@@ -28,7 +28,7 @@ prisms (`mjc_ConvexHField`) one by one, exactly; `ray_hfield` adds height fields
 * dynamics: `mjx.step` against C's `mj_step`, an ellipsoid and a cylinder dropped onto
   bumpy terrain.
 
-Float64 work runs inside `equivalence.precision(True)` blocks (each switch of precision
+Float64 work runs inside `reference.precision(True)` blocks (each switch of precision
 clears JAX's compiled code, so every fixture does all its float64 work in one block);
 float32 is checked against float64.
 """
@@ -52,7 +52,7 @@ from scipy import ndimage
 from scipy.spatial.transform import Rotation
 
 import jaxcontrol.collision as jcoll
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.collision import hfield_cylinder as hc
 from jaxcontrol.collision import hfield_ellipsoid as he
 from jaxcontrol.collision import ray_hfield as rh
@@ -197,7 +197,7 @@ def _run(c, poses):
     """C's contacts, and ours per prism and as the 4 reported, for the poses (float64)."""
     refs, inputs = zip(*(c.contacts(pos, quat) for pos, quat in poses))
     x = [np.stack(z) for z in zip(*inputs)]
-    with equivalence.precision(True):
+    with reference.precision(True):
         prisms = _batched(c.kind, "prisms", c.subgrid, c.rbound)(x, c.hdata)
         four = _batched(c.kind, "four", c.subgrid, c.rbound)(x, c.hdata)
     assert prisms[0].dtype == np.float64
@@ -240,7 +240,7 @@ def _touching(x, prisms, rng, n):
 def _battery(kind, seed, n):
     c = _C(kind, _bumpy(np.random.default_rng(seed)))
     rng = np.random.default_rng(seed + 1)
-    with equivalence.precision(True):
+    with reference.precision(True):
         poses, labels = _poses(c, rng, n)
         refs, x, prisms, four = _run(c, poses)
         touch = _touching(x, prisms, rng, 40)
@@ -464,7 +464,7 @@ def test_jit_vmap_batch_matches_single_calls(battery):
     c, x = battery["c"], battery["x"]
     size = GEOMS[c.kind][1]
     collide = COLLIDE[c.kind]
-    with equivalence.precision(True):
+    with reference.precision(True):
         one = jax.jit(
             lambda hp, hm, p, m: collide(hp, hm, HSIZE, c.hdata, p, m, size, c.rbound, c.subgrid)
         )
@@ -486,7 +486,7 @@ def test_gradient_of_depth_is_the_normal(battery):
         return collide(hp, hm, HSIZE, h_data, p, m, size, c.rbound, c.subgrid)[0][0]
 
     ks = np.arange(0, len(x[0]), 8)
-    with equivalence.precision(True):
+    with reference.precision(True):
         grad = jax.jit(jax.vmap(jax.grad(deepest, argnums=(2, 3, 4)), in_axes=(0, 0, 0, 0, None)))
         gp, gm, gh = (np.asarray(a) for a in grad(*(a[ks] for a in x), c.hdata))
     np.testing.assert_allclose(gp, battery["four"][2][ks, 0, 0], rtol=0, atol=1e-12)
@@ -510,7 +510,7 @@ def test_float32_agrees_with_float64(battery):
     precision (positions of order 1)."""
     c = battery["c"]
     x32 = [a.astype(np.float32) for a in battery["x"]]
-    with equivalence.precision(False):
+    with reference.precision(False):
         fn = jax.jit(
             jax.vmap(
                 lambda hp, hm, p, m: COLLIDE[c.kind](
@@ -567,7 +567,7 @@ def test_degenerate_poses_finite(dtype):
     p, m = (np.stack(z).astype(dtype) for z in zip(*poses))
     for kind, size in (*((k, GEOMS[k][1]) for k in KINDS), ("ellipsoid", np.full(3, 0.1))):
         rbound = float(np.hypot(size[0], size[1]) if kind == "cylinder" else size.max())
-        with equivalence.precision(dtype == np.float64):
+        with reference.precision(dtype == np.float64):
 
             def one(p, m, kind=kind, size=size, rbound=rbound):
                 zero, eye = np.zeros(3, dtype), np.eye(3, dtype=dtype)
@@ -614,7 +614,7 @@ def test_rays_match_c():
         ref[i] = mujoco.mj_ray(c.m, c.d, pnt[i], vec[i], None, 1, -1, geomid)
         ref_id[i] = geomid[0]
         only[i] = mujoco.mj_rayHfield(c.m, c.d, 0, pnt[i], vec[i], None)
-    with equivalence.precision(True):
+    with reference.precision(True):
         mx, dx = mjx.put_model(c.m), mjx.put_data(c.m, c.d)
         dist, gid = jax.jit(jax.vmap(lambda p, v: rh.ray_hfield(mx, dx, p, v)))(pnt, vec)
         hmat = c.d.geom_xmat[0].reshape(3, 3)
@@ -663,7 +663,7 @@ def test_rangefinders_match_c():
         ref.append(d.sensordata.copy())
         states.append(_kinematics_only(m, d))
     ref = np.array(ref)
-    with equivalence.precision(True):
+    with reference.precision(True):
         mx = mjx.put_model(m)
         dx = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *(mjx.put_data(m, s) for s in states))
         garbage = jnp.full((6, m.nsensordata), 7.0)
@@ -677,7 +677,7 @@ def test_rangefinders_match_c():
     assert (rf == -1).sum() >= 3 and (rf == -0.4).sum() >= 3 and (rf == 0.4).sum() >= 3
     assert ((rf > 0) & (rf < 0.4)).sum() >= 3 and (rf > 0.4).sum() >= 3
     # float32, as the environments run: to float32 precision
-    with equivalence.precision(False):
+    with reference.precision(False):
         mx = mjx.put_model(m)
         dx = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *(mjx.put_data(m, s) for s in states))
         fn = jax.jit(jax.vmap(lambda dx: rh.rangefinder_with_hfields(mx, dx, dx.sensordata)))
@@ -738,7 +738,7 @@ def escape():
         sensordata = rh.rangefinder_with_hfields(mx, dx, dx.sensordata)
         return contact.dist, contact.frame, contact.geom, sensordata
 
-    with equivalence.precision(True):
+    with reference.precision(True):
         mx = mjx.put_model(m)
         dxs = [mjx.put_data(m, s) for s in states]
         batches = [jax.tree_util.tree_map(lambda *a: jnp.stack(a), *dxs[i : i + 3]) for i in (0, 3)]
@@ -838,7 +838,7 @@ def test_mjx_step_matches_c():
         q_c.append(d_c.qpos.copy())
         touching.append([int(np.sum(d_c.contact.geom[:, 1] == g)) for g in (1, 2)])
     q_c, touching = np.array(q_c), np.array(touching)
-    with equivalence.precision(True):
+    with reference.precision(True):
         mx, dx = mjx.put_model(m), mjx.put_data(m, d)
         c = dx._impl.contact  # put_data's int32 ids; mjx.step gives int64 under x64
         dx = dx.tree_replace(

@@ -20,7 +20,7 @@ import pytest
 from mujoco import mjx
 
 import jaxcontrol
-from jaxcontrol import cpu_physics, equivalence
+from jaxcontrol import cpu_physics, reference
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import compat
 from jaxcontrol.render import gl
@@ -32,14 +32,14 @@ CHEAP = [("humanoid", "walk"), ("point_mass", "hard")]
 
 def _trajectory_differences(task, steps: int, seed: int = 0) -> dict[str, float]:
     """Worst differences from dm_control over `steps` random-action steps from its reset."""
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load(*task, backend="mujoco")
-        dm_env = equivalence.reference_env(*task, seed=seed)
+        dm_env = reference.reference_env(*task, seed=seed)
         first = dm_env.reset()
-        state = equivalence.mirror(env, dm_env)  # its forward pass is C's too
+        state = reference.mirror(env, dm_env)  # its forward pass is C's too
         step = jax.jit(env.step)
         rng = np.random.default_rng(seed)
-        low, high = equivalence.action_bounds(dm_env.action_spec())
+        low, high = reference.action_bounds(dm_env.action_spec())
         worst = dict.fromkeys(("qpos", "qvel", "observation", "reward"), 0.0)
         for key, value in first.observation.items():
             difference = np.abs(np.asarray(state.observation[key]) - value).max()
@@ -87,8 +87,8 @@ def test_a_reset_ends_with_cs_forward_pass(monkeypatch):
         return engine_step(self, time, fields, inputs, forward_only)
 
     monkeypatch.setattr(cpu_physics.Engine, "step", spy)
-    with equivalence.precision(True):
-        dm_env = equivalence.reference_env("hopper", "stand", seed=0)
+    with reference.precision(True):
+        dm_env = reference.reference_env("hopper", "stand", seed=0)
         dm_env.reset()
         physics = dm_env.physics
         with physics.reset_context():  # upright, pushed into the floor: both feet touch
@@ -96,7 +96,7 @@ def test_a_reset_ends_with_cs_forward_pass(monkeypatch):
             physics.data.qpos[1] = -0.1
         theirs = dm_env.task.get_observation(physics)
         assert np.all(theirs["touch"] > 0), theirs["touch"]
-        state = equivalence.mirror(env, dm_env)
+        state = reference.mirror(env, dm_env)
         for key, value in theirs.items():
             np.testing.assert_allclose(state.observation[key], value, rtol=0, atol=1e-12)
     assert calls == [((1,), True)]
@@ -110,7 +110,7 @@ def test_contact_tests_are_cs_own_ncon(monkeypatch):
     per environment of a vmapped batch, and no MJX collision or kinematics is traced
     (humanoid's sampler, quadruped's height search)."""
     env = jaxcontrol.load("humanoid", "walk", backend="mujoco")
-    states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 8))
+    states = reference.batched_reset(env, jax.random.split(jax.random.key(0), 8))
     heights = jnp.linspace(-0.3, 1.6, 8)  # root z: from deep in the floor to clear of it
     qpos = states.data.qpos.at[:, 2].set(heights)
 
@@ -143,7 +143,7 @@ def test_contact_depths_are_cs_own():
     inside their margin, and the deepest one, per environment, with each one's own
     terrain (quadruped-escape's per-episode `hfield_data`)."""
     env = jaxcontrol.load("quadruped", "escape", backend="mujoco")
-    states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 8))
+    states = reference.batched_reset(env, jax.random.split(jax.random.key(0), 8))
     heights = jnp.linspace(-0.05, 3.0, 8)  # root z: sunk into the terrain, then clear of it
     qpos = states.data.qpos.at[:, 2].set(heights)
     slack = 1e-3
@@ -340,11 +340,11 @@ _ONE_CORE_STEPS = """
 import os, sys
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 import jaxcontrol
-from jaxcontrol import equivalence
+from jaxcontrol import parity, reference
 env = jaxcontrol.load("quadruped", "escape", backend="mujoco")
-transitions = equivalence.reference_transitions(env, n=6, seed=0)
+transitions = reference.reference_transitions(env, n=6, seed=0)
 for _ in range(3):
-    equivalence.mjx_step_from(env, transitions)
+    parity.engines.mjx_step_from(env, transitions)
 print("stepped")
 """
 
@@ -353,7 +353,7 @@ def test_parity_tools_step_the_c_backend_on_one_core():
     """On one core, a C backend program given large NumPy arguments (quadruped-escape's
     terrain, 0.3 MB per state) hung in 4 of 6 runs of the one-step parity: JAX's CPU
     runtime never finished their transfer while the program's host call waited. The
-    parity tools transfer their states first (`equivalence._on_device`)."""
+    parity tools transfer their states first (`parity.engines._on_device`)."""
     if gl.unavailable_reason():  # dm_control's escape draws its terrain with OpenGL
         pytest.skip(gl.unavailable_reason())
     done = subprocess.run(

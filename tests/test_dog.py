@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 import jaxcontrol
-from jaxcontrol import equivalence, parity
+from jaxcontrol import parity, reference
 from jaxcontrol.mjcf import compat
 from jaxcontrol.physics import Physics
 from jaxcontrol.tasks import dog
@@ -105,9 +105,9 @@ def _placed_balls(dm_env):
 
 @pytest.mark.parametrize("task_name", TASKS)
 def test_observations_and_rewards_match_dm_control_on_its_states(task_name):
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = _env(task_name)
-        dm_env = equivalence.reference_for(env, seed=0)
+        dm_env = reference.reference_for(env, seed=0)
         observe = _observer(env)
         states = list(_dm_states(dm_env))
         rewards = [r for _, _, r in states]
@@ -125,7 +125,7 @@ def test_observations_and_rewards_match_dm_control_on_its_states(task_name):
 def test_stand_heights_and_body_weight_are_dm_control_s():
     for task_name in ("stand", "fetch"):
         env = _env(task_name)
-        dm_env = equivalence.reference_for(env, seed=0)
+        dm_env = reference.reference_for(env, seed=0)
         dm_env.reset()
         assert dog.stand_heights(env.mj_model) == tuple(dm_env.task._stand_height)
         assert dog.body_weight(env.mj_model) == dm_env.task._body_weight
@@ -143,7 +143,7 @@ def _our_resets(env, n):
 
 
 def _dm_resets(env, n):
-    dm_env = equivalence.reference_for(env, seed=3)
+    dm_env = reference.reference_for(env, seed=3)
     samples = []
     for _ in range(n):
         dm_env.reset()
@@ -154,7 +154,7 @@ def _dm_resets(env, n):
 
 @pytest.mark.parametrize("task_name", ["stand", "fetch"])
 def test_reset_distribution_matches_dm_control(task_name):
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = _env(task_name)
         ours = _our_resets(env, RESETS_OURS)
     ref = _dm_resets(env, RESETS_DM)

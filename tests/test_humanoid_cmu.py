@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.physics import Physics
 
 N_STATES = 24
@@ -39,9 +39,9 @@ def _dm_states(dm_env, seed):
 
 @pytest.mark.parametrize("task_name", ["stand", "walk", "run"])
 def test_observation_and_reward_match_dm_control(task_name):
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load("humanoid_CMU", task_name)
-        dm_env = equivalence.reference_for(env, seed=0)
+        dm_env = reference.reference_for(env, seed=0)
         blank = env._initial_data()
         rewards = []
         for dm in _dm_states(dm_env, seed=1):

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import StepType, equivalence, parity
+from jaxcontrol import StepType, parity, reference
 from jaxcontrol.mjcf import compare
 
 SEEDS = (1, 7, 2**32 - 1)
@@ -33,8 +33,8 @@ C = {"backend": "mujoco"}
 @pytest.mark.parametrize("seed", SEEDS)
 def test_model_seed_gives_dm_controls_model(name, seed):
     env = jaxcontrol.load("lqr", name, model_seed=seed)
-    reference = equivalence.reference_for(env, seed=0)
-    assert compare.compare_models(env.mj_model, reference.physics.model.ptr) == []
+    dm_env = reference.reference_for(env, seed=0)
+    assert compare.compare_models(env.mj_model, dm_env.physics.model.ptr) == []
 
 
 def test_model_seeds_differ_and_the_default_is_zero():
@@ -59,7 +59,7 @@ def test_bad_control_cost_is_refused():
 def test_reference_episodes_follow_the_seed_and_keep_the_model():
     """The reference's model is fixed by model_seed; its episodes by the seed."""
     env = jaxcontrol.load("lqr", "lqr_6_2", model_seed=7)
-    a, b, c = (equivalence.reference_for(env, seed) for seed in (0, 0, 1))
+    a, b, c = (reference.reference_for(env, seed) for seed in (0, 0, 1))
     starts = [e.reset().observation["position"] for e in (a, b, c)]
     np.testing.assert_array_equal(starts[0], starts[1])
     assert not np.array_equal(starts[0], starts[2])
@@ -70,10 +70,10 @@ def test_reference_episodes_follow_the_seed_and_keep_the_model():
 @pytest.mark.parametrize("seed", SEEDS[:2])
 def test_one_step_parity_for_other_model_seeds(seed):
     """One float64 step from dm_control's states, with dm_control's model at that seed."""
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load("lqr", "lqr_6_2", model_seed=seed)
-        transitions = equivalence.reference_transitions(env, n=8, seed=seed)
-        ours, cpu, _ = equivalence.step_parity(env, transitions, raw=False)
+        transitions = reference.reference_transitions(env, n=8, seed=seed)
+        ours, cpu, _ = parity.step.step_parity(env, transitions, raw=False)
     assert max(ours.values()) <= 1e-9, ours
     assert max(cpu.values()) <= 1e-9, cpu
 
@@ -88,7 +88,7 @@ def _near_origin(env, dm_env, scale):
     qpos *= scale / np.linalg.norm(qpos)
     with dm_env.physics.reset_context():
         dm_env.physics.data.qpos[:] = qpos
-    return equivalence.mirror(env, dm_env)
+    return reference.mirror(env, dm_env)
 
 
 @pytest.mark.float64
@@ -97,9 +97,9 @@ def test_optimal_policy_reaches_the_terminal_state_where_dm_control_does():
     discount 0) at the same step as dm_control, with the same return, and stays LAST."""
     from dm_control.suite import lqr_solver
 
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load("lqr", "lqr_2_1", model_seed=3, **C)
-        dm_env = equivalence.reference_for(env, seed=0)
+        dm_env = reference.reference_for(env, seed=0)
         _, gain, _ = lqr_solver.solve(dm_env)
         state = _near_origin(env, dm_env, 3e-6)
         dm_rewards = []
@@ -141,8 +141,8 @@ def test_last_stays_last_with_its_discount_after_leaving_the_terminal_state():
 def test_no_time_limit():
     env = jaxcontrol.load("lqr", "lqr_6_2")
     assert env.time_limit == float("inf") and env.episode_length is None
-    assert equivalence.episode_steps(env) == equivalence.EPISODE_STEPS == 1000
-    low, high = equivalence.action_bounds(env.action_spec())  # unbounded motors: [-1, 1]
+    assert reference.episode_steps(env) == reference.EPISODE_STEPS == 1000
+    low, high = reference.action_bounds(env.action_spec())  # unbounded motors: [-1, 1]
     np.testing.assert_array_equal(low, -1.0)
     np.testing.assert_array_equal(high, 1.0)
     assert np.all(env.action_spec().maximum > 1e9)
@@ -169,7 +169,7 @@ def test_returns_stop_at_last():
         return jax.lax.scan(body, states, jnp.asarray(actions[:10], jnp.float32))[1].sum(0)
 
     np.testing.assert_allclose(returns, np.asarray(first_ten(keys)), rtol=1e-6)
-    dm_env = equivalence.reference_for(env, seed=0)
+    dm_env = reference.reference_for(env, seed=0)
     total = parity.measures._dm_control_return(dm_env, actions)
     assert dm_env._step_count == 10 and np.isfinite(total)
 
@@ -211,8 +211,8 @@ def test_step_type_rule(step_type, step, discount, ended, limit, ok):
 @pytest.mark.float64
 def test_episode_parity_stops_at_last():
     """dm_control's episode ends (LAST) at a 10-step limit: every engine stops there."""
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load("lqr", "lqr_2_1", time_limit=0.3)
-        report = equivalence.episode_parity(env, seed=0, steps=25, amplitude=0.3)
+        report = parity.trajectory.episode_parity(env, seed=0, steps=25, amplitude=0.3)
     assert report["steps"] == 10 and report["dm_control_last"] and report["ends_alike"]
     assert report["ours_rel"] < 1e-12 and report["cpu_rel"] < 1e-12

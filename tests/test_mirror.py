@@ -1,4 +1,4 @@
-"""`equivalence.mirror`: a FIRST state of ours equal to a dm_control environment's state."""
+"""`reference.mirror`: a FIRST state of ours equal to a dm_control environment's state."""
 
 import jax
 import jax.numpy as jnp
@@ -6,23 +6,21 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import StepType, equivalence
+from jaxcontrol import StepType, reference
 from jaxcontrol import physics as physics_lib
 
 
 def test_mirror_copies_physics_step_count_and_model_fields():
     """From a mid-episode dm_control state, both engines then agree step for step,
     and both end the episode at the same step."""
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load("point_mass", "hard", time_limit=1.0)  # 50 steps
-        dm_env = equivalence.reference_env("point_mass", "hard", seed=4, time_limit=1.0)
+        dm_env = reference.reference_env("point_mass", "hard", seed=4, time_limit=1.0)
         dm_env.reset()
         rng = np.random.RandomState(0)
         for _ in range(37):
             dm_env.step(rng.uniform(-1, 1, 2))
-        state = jax.jit(lambda s: equivalence.inject(env, s))(
-            equivalence.DmState.capture(env, dm_env)
-        )
+        state = jax.jit(lambda s: reference.inject(env, s))(reference.DmState.capture(env, dm_env))
         assert int(state.step) == 37 and int(state.step_type) == StepType.FIRST
         np.testing.assert_array_equal(state.model_fields["wrap_prm"], dm_env.physics.model.wrap_prm)
         np.testing.assert_array_equal(state.data.qpos, dm_env.physics.data.qpos)
@@ -39,9 +37,9 @@ def test_mirror_copies_physics_step_count_and_model_fields():
 
 def test_mirror_is_the_public_form_of_inject():
     env = jaxcontrol.load("point_mass", "easy")
-    dm_env = equivalence.reference_env("point_mass", "easy", seed=1)
+    dm_env = reference.reference_env("point_mass", "easy", seed=1)
     timestep = dm_env.reset()
-    state = equivalence.mirror(env, dm_env)
+    state = reference.mirror(env, dm_env)
     for key, value in timestep.observation.items():
         np.testing.assert_allclose(state.observation[key], value, atol=1e-6)
 
@@ -54,19 +52,19 @@ def test_mjx_steps_states_injected_on_c_as_it_steps_its_own():
     (the two programs round the kinematics differently in the last bit, and contacts
     amplify it), far below the float32 one-step target."""
     env = jaxcontrol.load("finger", "spin")
-    transitions = equivalence.reference_transitions(env, n=6, seed=0, steps_between=40)
+    transitions = reference.reference_transitions(env, n=6, seed=0, steps_between=40)
     starts = jax.tree.map(lambda *xs: np.stack(xs), *[t.start for t in transitions])
     actions = jnp.asarray(np.stack([t.action for t in transitions]), jnp.float32)
     own_first, via_c_first = (
-        equivalence.batched_inject(env, starts),
-        equivalence.batched_inject_on_c(env, starts),
+        reference.batched_inject(env, starts),
+        reference.batched_inject_on_c(env, starts),
     )
     for name in physics_lib.KINEMATICS:
         np.testing.assert_allclose(
             getattr(via_c_first.data, name), getattr(own_first.data, name), atol=1e-6
         )
-    own = equivalence.batched_step(env, own_first, actions)
-    via_c = equivalence.batched_step(env, via_c_first, actions)
+    own = reference.batched_step(env, own_first, actions)
+    via_c = reference.batched_step(env, via_c_first, actions)
     assert np.sum(np.asarray(own.observation["touch"]) > 0) >= 2, "too few starts touch"
     for name in ("qpos", "qvel"):
         scale = max(1.0, float(np.max(np.abs(getattr(own.data, name)))))

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import equivalence
 from jaxcontrol import physics as physics_lib
+from jaxcontrol import reference
 from jaxcontrol.mjcf import compat
 from jaxcontrol.wrappers import AutoReset
 
@@ -29,7 +29,7 @@ def _hard():
 
 def test_each_environment_draws_its_own_wrap_prm():
     env = _hard()
-    states = equivalence.batched_reset(env, jax.random.split(jax.random.key(0), 64))
+    states = reference.batched_reset(env, jax.random.split(jax.random.key(0), 64))
     wrap = np.asarray(states.model_fields["wrap_prm"])
     assert wrap.shape == (64, 4)
     assert len({row.tobytes() for row in wrap}) == 64
@@ -42,11 +42,11 @@ def test_each_environment_draws_its_own_wrap_prm():
 def test_step_uses_each_environments_wrap_prm_like_c_mujoco():
     """Tendon lengths, actuator forces and the next state equal C MuJoCo's with the
     same wrap_prm written into its model, environment by environment (float64)."""
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load("point_mass", "hard")
-        states = equivalence.batched_reset(env, jax.random.split(jax.random.key(1), 8))
+        states = reference.batched_reset(env, jax.random.split(jax.random.key(1), 8))
         actions = jax.random.uniform(jax.random.key(2), (8, 2), minval=-1, maxval=1)
-        stepped = jax.tree.map(np.asarray, equivalence.batched_step(env, states, actions).data)
+        stepped = jax.tree.map(np.asarray, reference.batched_step(env, states, actions).data)
         wraps = np.asarray(states.model_fields["wrap_prm"])
         qpos, qvel = np.asarray(states.data.qpos), np.asarray(states.data.qvel)
     model = compat.to_mjx_compatible(env.mj_model)

@@ -18,7 +18,7 @@ import pytest
 from mujoco import mjx
 
 import jaxcontrol
-from jaxcontrol import equivalence, mjcf
+from jaxcontrol import mjcf, reference
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import compat
 
@@ -69,7 +69,7 @@ def _assert_data_close(ours, theirs, rtol=1e-5, atol=1e-5):
 def test_forward_after_kinematics_matches_mjx_forward(domain):
     """In float64: the random states are deep in contact, where float32's rounding
     differences between two compiled programs reach 1e-5 of qacc (fish, humanoid)."""
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = _env(domain)
         model = env.mjx_model
         data = _random_data(env, jax.random.key(1))

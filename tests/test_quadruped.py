@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import equivalence
 from jaxcontrol import physics as physics_lib
+from jaxcontrol import reference
 from jaxcontrol.physics import Physics
 from jaxcontrol.render import gl
 from jaxcontrol.tasks import quadruped
@@ -28,7 +28,7 @@ SEEDS = (0, 1, 2, 3)
 
 def _dm_reset(task: str, seed: int):
     """dm_control's physics after its reset with `seed` (the env is kept alive with it)."""
-    env = equivalence.reference_env("quadruped", task, seed=seed)
+    env = reference.reference_env("quadruped", task, seed=seed)
     env.reset()
     _ALIVE.append(env)
     return env.physics
@@ -51,7 +51,7 @@ def test_terrain_matches_dm_control():
     for seed in SEEDS[:2]:
         dm = _dm_reset("escape", seed)
         bumps = np.random.RandomState(seed).uniform(0.15, 1, (30, 30))
-        with equivalence.precision(True):
+        with reference.precision(True):
             ours = quadruped.terrain_from_bumps(physics, jnp.asarray(bumps, jnp.float64))
             np.testing.assert_allclose(np.asarray(ours), dm.model.hfield_data, rtol=0, atol=1e-14)
 
@@ -60,7 +60,7 @@ def test_escape_reference_says_it_needs_opengl(monkeypatch):
     """dm_control's escape fails at reset without OpenGL; ours says so when it is made."""
     monkeypatch.setattr(gl, "unavailable_reason", lambda: "no libOSMesa; install libosmesa6")
     with pytest.raises(gl.RenderingUnavailable, match="escape needs OpenGL.*libosmesa6"):
-        equivalence.reference_env("quadruped", "escape", seed=0)
+        reference.reference_env("quadruped", "escape", seed=0)
 
 
 # The default tier searches fetch's knife edge at our precision (float32); the float64
@@ -76,7 +76,7 @@ def test_escape_reference_says_it_needs_opengl(monkeypatch):
 )
 def test_resting_height_matches_dm_control(task_name, x64):
     """Same orientation (and fetch's position): same first contact-free height."""
-    with equivalence.precision(x64):
+    with reference.precision(x64):
         env = jaxcontrol.load("quadruped", task_name)
         orientations, xy, expected = [], [], []
         for seed in SEEDS:

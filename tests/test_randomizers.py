@@ -14,7 +14,7 @@ from dm_control.suite.utils import randomizers as dm_randomizers
 from mujoco import mjx
 from scipy import stats
 
-from jaxcontrol import equivalence, randomizers
+from jaxcontrol import randomizers, reference
 
 N_SAMPLES = 2000
 P_MIN = 1e-3
@@ -235,7 +235,7 @@ def test_traced_qpos_and_dtype():
     out = jax.jit(jax.vmap(f))(keys, qpos_batch)
     assert out.shape == (5, model.nq) and out.dtype == jnp.float32
     np.testing.assert_array_equal(out[:, _slice("slide_unlimited").start], np.arange(5.0))
-    with equivalence.precision(True):
+    with reference.precision(True):
         out64 = _ours(jax.random.split(jax.random.key(1), 4), dtype=jnp.float64)
         assert out64.dtype == np.float64
         np.testing.assert_allclose(

@@ -4,7 +4,7 @@ Our models equal dm_control's in every field, cameras, lights, materials and
 textures included, so the images of the same state must be identical, pixel
 for pixel. Default tier: every task, cameras 0 and 1, from dm_control states
 after a reset and a random rollout, in float64 (the state holds dm_control's
-qpos exactly). Full tier: every camera, through `equivalence.mirror`.
+qpos exactly). Full tier: every camera, through `reference.mirror`.
 
 Tests that need OpenGL are skipped, with what to install, where no backend works.
 """
@@ -14,14 +14,14 @@ import pytest
 from markers import needs_gl
 
 import jaxcontrol
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.registry import REGISTRY
 from jaxcontrol.render import cpu, gl
 
 
 def _dm_states(task, n, seed=0, steps_between=10):
     """dm_control's env after a reset and after `steps_between` random steps, n times."""
-    dm_env = equivalence.reference_env(*task, seed=seed)
+    dm_env = reference.reference_env(*task, seed=seed)
     rng = np.random.RandomState(seed)
     spec = dm_env.action_spec()
     dm_env.reset()
@@ -35,7 +35,7 @@ def _dm_states(task, n, seed=0, steps_between=10):
         dm_env.close()  # frees its GL context now, not noisily at exit
 
 
-def _state_like_mirror(env, dm_state: equivalence.DmState):
+def _state_like_mirror(env, dm_state: reference.DmState):
     """The physics and model fields `mirror` copies, in a State, without compiling `inject`.
 
     The renderer reads only qpos, qvel, act and model fields, which `inject`
@@ -70,11 +70,11 @@ def _difference(ours, theirs):
 @needs_gl
 @pytest.mark.float64
 def test_render_equals_dm_control(task):
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load(*task)
         cameras = range(min(2, env.mj_model.ncam))
         for dm_env in _dm_states(task, n=2):
-            state = _state_like_mirror(env, equivalence.DmState.capture(env, dm_env))
+            state = _state_like_mirror(env, reference.DmState.capture(env, dm_env))
             for camera in cameras:
                 ours = env.render(state, 96, 128, camera)
                 theirs = dm_env.physics.render(96, 128, camera_id=camera)
@@ -85,10 +85,10 @@ def test_render_equals_dm_control(task):
 @pytest.mark.full
 @pytest.mark.float64
 def test_full_mirror_renders_every_camera(task):
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load(*task)
         for dm_env in _dm_states(task, n=3, seed=1):
-            state = equivalence.mirror(env, dm_env)
+            state = reference.mirror(env, dm_env)
             for camera in range(-1, env.mj_model.ncam):
                 ours = env.render(state, 240, 320, camera)
                 theirs = dm_env.physics.render(240, 320, camera_id=camera)
@@ -100,11 +100,11 @@ def test_mirror_state_renders_the_same():
     """A real `mirror`ed state (reacher: its target's per-episode geom_pos), one of a batch."""
     import jax
 
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load("reacher", "easy")
         dm_states = _dm_states(("reacher", "easy"), n=1, seed=3)
         dm_env = next(dm_states)
-        state = equivalence.mirror(env, dm_env)
+        state = reference.mirror(env, dm_env)
         theirs = dm_env.physics.render(120, 160, camera_id="fixed")
         dm_states.close()
         assert _difference(env.render(state, 120, 160, "fixed"), theirs) == 0.0
@@ -125,13 +125,13 @@ def test_each_episodes_height_field_is_drawn():
         if "hfield_data" in REGISTRY.prototype(*t).episode_model_fields
     ]
     assert tasks, "no task writes a height field at reset"
-    with equivalence.precision(True):
+    with reference.precision(True):
         for task in tasks:
             env = jaxcontrol.load(*task)
             images = []
             for seed in (0, 1):
                 dm_env = next(_dm_states(task, n=1, seed=seed))
-                state = _state_like_mirror(env, equivalence.DmState.capture(env, dm_env))
+                state = _state_like_mirror(env, reference.DmState.capture(env, dm_env))
                 images.append(env.render(state, 96, 128, 0))
                 assert _difference(images[-1], dm_env.physics.render(96, 128, camera_id=0)) == 0
                 dm_env.close()

@@ -22,7 +22,7 @@ RGB_MAD_BOUND = 40.0  # of 255; measured 2.1-29 per task (docs/rendering.md)
 
 
 def _check(task, n_states):
-    from jaxcontrol.render import fidelity
+    from jaxcontrol.parity import fidelity
 
     result = fidelity.measure(jaxcontrol.load(*task), n_states=n_states)
     print(f"{task}: {result}")
@@ -43,7 +43,7 @@ def test_fidelity_on_three_tasks(domain_task):
 def test_fidelity_states_draw_actions_an_agent_could_take():
     """LQR's motors are unbounded; random actions from +-1e10 would throw its state to
     1e8, where MuJoCo's renderer and ours disagree about a tendon no one would look at."""
-    from jaxcontrol.render import fidelity
+    from jaxcontrol.parity import fidelity
 
     states = fidelity.dm_states(jaxcontrol.load("lqr", "lqr_2_1"), n=3, steps_between=25)
     assert max(np.abs(s.qpos).max() for s in states) < 10

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from jaxcontrol import equivalence, rewards
+from jaxcontrol import reference, rewards
 
 SIGMOIDS = (
     "gaussian",
@@ -394,7 +394,7 @@ def test_dtypes():
 def test_float64_under_x64(sigmoid):
     x = np.linspace(-7.0, 9.0, 97)
     kwargs = {"bounds": (-1.0, 2.0), "margin": 1.3, "sigmoid": sigmoid, "value_at_margin": 0.15}
-    with equivalence.precision(True):
+    with reference.precision(True):
         ours = rewards.tolerance(jnp.asarray(x, dtype=jnp.float64), **kwargs)
         jitted = jax.jit(functools.partial(rewards.tolerance, **kwargs))(
             jnp.asarray(x, dtype=jnp.float64)

@@ -3,7 +3,7 @@
 `measure_piece(domain, task, piece)` runs one of the full tier's measurements for
 one task, in one process (float64 and float32 alike):
   * one_step_float64 / one_step_float32: one step from 24 dm_control states
-    (`equivalence.step_parity`), with stock MJX's own error against C MuJoCo;
+    (`step.step_parity`), with stock MJX's own error against C MuJoCo;
   * episode: a float64 1000-step episode under a fixed smooth action sequence,
     with how far stock MJX itself drifts from C MuJoCo over it;
   * resets: two-sample Kolmogorov-Smirnov p-values, per state coordinate and
@@ -11,9 +11,9 @@ one task, in one process (float64 and float32 alike):
   * returns: episode returns under three open-loop policies (zero, sinusoid,
     bang-bang), each side from its own resets, compared by a z-score;
   * soak: 1024 environments x 1000 random-action steps in float32, counting
-    non-finite states, in 8 shards of 128 (stacker: 32 of 32, `Task.soak_shards`).
+    non-finite states, in 8 shards of 128 (stacker: 32 of 32, `settings.soak_shards`).
 Tasks whose episodes differ only in the reward (a rollout family,
-`Task.rollout_family`: humanoid_CMU's stand, walk and run) have the long pieces
+`families.ROLLOUT_FAMILIES`: humanoid_CMU's stand, walk and run) have the long pieces
 measured on one rollout (`family_returns`, `family_soak`, `measure_family_piece`,
 `--one-rollout`), each task's parts kept as its own run keeps them.
 The long pieces (returns, per quarter of a policy's episodes; soak, per shard)
@@ -28,17 +28,26 @@ PARITY.md from the records. The full test tier (`pytest -m full`) asserts the
 targets and writes the records; `jaxcontrol parity` renders them:
 
     python -m pytest -m full -n 2 --dist loadgroup      # writes parity_records/
-    python -m jaxcontrol parity humanoid-walk --missing # one task: resumes it, or updates old pieces
-    python -m jaxcontrol parity manipulator-bring_ball --pieces soak --parts shard0,shard1
-    python -m jaxcontrol parity humanoid_CMU-stand humanoid_CMU-walk humanoid_CMU-run --pieces soak --one-rollout
+    python -m jaxcontrol parity --env humanoid-walk --missing  # resumes it, or updates old pieces
+    python -m jaxcontrol parity --env manipulator-bring_ball --pieces soak --parts shard0,shard1
+    python -m jaxcontrol parity --env humanoid_CMU-stand,humanoid_CMU-walk,humanoid_CMU-run \
+        --pieces soak --one-rollout
     python -m jaxcontrol parity --render                # writes PARITY.md
+
+`check(domain, task, ...)` (`report`) measures one task's one step (and, with
+`episode`, a whole episode) into a `ParityReport`, what `jaxcontrol check` prints.
 
 The package's modules: `settings` (sizes, targets, part names), `progress`
 (resumable parts), `measures` (one step, episode, resets, returns), `soaks`, `records`
-(measuring pieces, records, targets), `markdown` (PARITY.md) and `cli`.
+(measuring pieces, records, targets), `markdown` (PARITY.md) and `campaign` (what
+`jaxcontrol parity` runs); under them,
+the one-step harness: `engines` (ours, C MuJoCo and stock MJX from dm_control's
+states), `step` (their worst differences), `tolerance` (the one-step target),
+`trajectory` (a whole episode), `sampling` (our resets as samples) and `report`
+(`check`). `fidelity` measures the pure-JAX renderer against MuJoCo's. What talks
+to dm_control itself is `jaxcontrol.reference`.
 """
 
-from jaxcontrol.parity.cli import main
 from jaxcontrol.parity.markdown import render
 from jaxcontrol.parity.measures import (
     compare_returns,
@@ -73,6 +82,7 @@ from jaxcontrol.parity.records import (
     stale_pieces,
     write_record,
 )
+from jaxcontrol.parity.report import ParityReport, check
 from jaxcontrol.parity.settings import (
     CONFIRM_BATCHES,
     CONFIRM_REFERENCE,
@@ -122,9 +132,11 @@ __all__ = [
     "SOAK_SHARDS",
     "SOAK_STEPS",
     "Z_THRESHOLD",
+    "ParityReport",
     "PartsLeft",
     "Progress",
     "TaskParts",
+    "check",
     "check_family",
     "compare_returns",
     "current_piece",
@@ -136,7 +148,6 @@ __all__ = [
     "jax_versions",
     "ks_columns",
     "load_records",
-    "main",
     "measure_family_piece",
     "measure_piece",
     "missed_targets",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import jaxcontrol
-from jaxcontrol import equivalence
 from jaxcontrol.parity.measures import reset_pvalues
 from jaxcontrol.parity.records import jax_versions, missed_targets, mjx_fixes_of, solver_caps
 from jaxcontrol.parity.settings import (
@@ -24,6 +23,7 @@ from jaxcontrol.parity.settings import (
     SOAK_STEPS,
     Z_THRESHOLD,
 )
+from jaxcontrol.parity.tolerance import one_step_tolerance
 
 
 def _resets_cell(piece: dict[str, Any]) -> str:
@@ -39,8 +39,8 @@ def _resets_cell(piece: dict[str, Any]) -> str:
 def _own_tolerances(piece: dict) -> str:
     """The observations held to raw MJX's own (larger) error, e.g. "; obs/force_torque 2.0e+00"."""
     dtype, raw = piece["dtype"], piece["raw"]
-    floor = equivalence.one_step_tolerance(dtype, raw)
-    own = {k: equivalence.one_step_tolerance(dtype, raw, k) for k in raw}
+    floor = one_step_tolerance(dtype, raw)
+    own = {k: one_step_tolerance(dtype, raw, k) for k in raw}
     return "".join(f"; {key} {_e(t)}" for key, t in sorted(own.items()) if t > floor)
 
 

@@ -5,6 +5,8 @@
 * `gl`: the `MUJOCO_GL` backend and what to install when none works;
 * `video`: mp4 encoding (the `jaxcontrol[video]` extra) and recording a policy;
 * `raycast`, `scene`: pixels in pure JAX, inside jit and vmap
-  (`jaxcontrol.wrappers.Pixels`);
-* `fidelity`: the pure-JAX renderer against MuJoCo's, on dm_control's states.
+  (`jaxcontrol.wrappers.Pixels`).
+
+The pure-JAX renderer's fidelity to MuJoCo's, on dm_control's states, is measured
+by `jaxcontrol.parity.fidelity` (a proof tool: it needs dm_control).
 """

@@ -12,7 +12,7 @@ import pytest
 from markers import needs_gl
 
 import jaxcontrol
-from jaxcontrol import equivalence, wrappers
+from jaxcontrol import reference, wrappers
 from jaxcontrol.agents.common import dm_control_eval
 from jaxcontrol.agents.common.evaluation import evaluate
 
@@ -55,7 +55,7 @@ def test_dm_control_images_are_repeated_and_stacked_like_ours():
         wrappers.Pixels(wrappers.ActionRepeat(task, 2), height=16, width=16), 3
     )
     episode = dm_control_eval._DmControlEpisode(env, seed=7)  # pylint: disable=protected-access
-    plain = equivalence.reference_for(task, seed=7)  # the same resets, without the wrappers
+    plain = reference.reference_for(task, seed=7)  # the same resets, without the wrappers
     try:
         stack = episode.reset()["pixels"][0]
         plain.reset()

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import equivalence
 from jaxcontrol import physics as physics_lib
+from jaxcontrol import reference
 from jaxcontrol.mjcf import compat
 from jaxcontrol.wrappers import DomainRandomization, ModelFields, model_constants
 
@@ -53,7 +53,7 @@ def _c_model(env, fields):
 @functools.cache
 def _drawn(domain, task, n):
     """n environments' fields (float64), from the wrapper's own per-env draw."""
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load(domain, task)
         wrapped = DomainRandomization(env, scale_everything)
         keys = jax.random.split(jax.random.key(7), n)
@@ -108,7 +108,7 @@ def test_one_step_equals_c_mujoco_on_the_modified_model(domain, name, warmup, ba
     the C backend, the wrapper's fields (and its derived constants) reach C.
     """
     n = 6
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load(domain, name, backend=backend)
         wrapped = DomainRandomization(env, scale_everything)
         keys = jax.random.split(jax.random.key(3), n)

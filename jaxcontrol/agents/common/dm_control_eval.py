@@ -22,8 +22,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxcontrol import equivalence, wrappers
+from jaxcontrol import wrappers
 from jaxcontrol.agents.common.evaluation import summarize
+from jaxcontrol.reference.episodes import episode_steps
+from jaxcontrol.reference.suite import reference_for
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,9 +81,9 @@ class _DmControlEpisode:
         self.how = RunWrappers.of(env)
         self.spec = env.observation_spec()
         task = env.unwrapped
-        self.dm_env = equivalence.reference_for(task, seed)
+        self.dm_env = reference_for(task, seed)
         # Policy steps in a whole episode (LQR's infinite limit: the suite paper's 1000 steps).
-        self.length = -(-equivalence.episode_steps(task) // self.how.action_repeat)
+        self.length = -(-episode_steps(task) // self.how.action_repeat)
         self.frames = collections.deque(maxlen=self.how.frames)
 
     def _observation(self, dm_observation, first: bool) -> dict:

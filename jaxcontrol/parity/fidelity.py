@@ -1,7 +1,9 @@
 """How closely the pure-JAX renderer reproduces MuJoCo's own, on dm_control's states.
 
+A proof tool beside the parity harness (it needs dm_control), not part of rendering.
+
 For a task: dm_control's states after resets and random rollouts are
-mirrored into ours (`equivalence.batched_inject`, what `mirror` does); each is
+mirrored into ours (`reference.batched_inject`, what `mirror` does); each is
 drawn by `raycast` and by MuJoCo's OpenGL renderer (`cpu.CpuRenderer`) from
 the same camera, in segmentation (which object each pixel sees) and in colour.
 Needs dm_control (`jaxcontrol[test]`) and OpenGL for the reference images.
@@ -12,17 +14,20 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jaxcontrol import equivalence
+from jaxcontrol.reference.actions import action_bounds
+from jaxcontrol.reference.batched import batched_inject, stack
+from jaxcontrol.reference.state import DmState
+from jaxcontrol.reference.suite import reference_env
 from jaxcontrol.render import cpu, raycast
 
 
 def dm_states(env, n: int, seed: int = 0, steps_between: int = 25):
     """`n` dm_control states of `env`'s task: a reset, then `steps_between` random steps
-    apart, with actions drawn from `equivalence.action_bounds` (LQR's motors are
+    apart, with actions drawn from `reference.action_bounds` (LQR's motors are
     unbounded: actions of +-1e10 throw its state to 1e8 in a few steps)."""
-    dm_env = equivalence.reference_env(env.domain, env.task_name, seed)
+    dm_env = reference_env(env.domain, env.task_name, seed)
     rng = np.random.RandomState(seed)
-    low, high = equivalence.action_bounds(dm_env.action_spec())
+    low, high = action_bounds(dm_env.action_spec())
     states = []
     try:
         dm_env.reset()
@@ -31,7 +36,7 @@ def dm_states(env, n: int, seed: int = 0, steps_between: int = 25):
                 for _ in range(steps_between):
                     if dm_env.step(rng.uniform(low, high)).last():
                         dm_env.reset()
-            states.append(equivalence.DmState.capture(env, dm_env))
+            states.append(DmState.capture(env, dm_env))
     finally:
         dm_env.close()
     return states
@@ -46,7 +51,7 @@ def measure(env, n_states: int = 4, size: int = 84, camera_id=0, seed: int = 0) 
       over all pixels and states) and `rgb_mad_worst` (the worst state's).
     """
     starts = dm_states(env, n_states, seed)
-    states = equivalence.batched_inject(env, equivalence._stack(starts))  # pylint: disable=protected-access
+    states = batched_inject(env, stack(starts))
     # one state at a time (lax.map): a batch of the dog's mesh tests would need gigabytes
     segment = raycast.make_render(env, size, size, camera_id, segmentation=True)
     colour = raycast.make_render(env, size, size, camera_id)
