@@ -21,7 +21,6 @@ import dataclasses
 import enum
 import functools
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import dm_env
@@ -37,7 +36,6 @@ from jaxcontrol import cpu_physics
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import compat
 from jaxcontrol.physics import Physics
-from jaxcontrol.registry import REGISTRY
 from jaxcontrol.task import Task
 
 
@@ -217,7 +215,7 @@ class Env:
     def blank_state(self) -> State:
         """A state of this Env's structure with zero values (no physics computed).
 
-        A cheap template for `set_state` and `equivalence.inject`: only its key,
+        A cheap template for `set_state` and `reference.inject`: only its key,
         variables and model fields are used. Its structure, shapes and dtypes are
         a reset's (the battery checks them against `reset`'s).
         """
@@ -397,37 +395,6 @@ class Env:
         state ends that environment's episode: its data reverts to the last finite
         state, the reward is 0 and `diverged` is set.
         """
-        return self._step(state, action, ())[0]
-
-    def step_with_rewards(
-        self, state: State, action: jax.Array, siblings: Sequence[Env]
-    ) -> tuple[State, jax.Array]:
-        """`step`, and the rewards that `siblings` give the same transition (a vector
-        in their order), each as its own `step` computes it.
-
-        Siblings are tasks of this domain with this task's `Task.rollout_key`: their
-        episodes are this task's with another reward, so one rollout measures them
-        all (`parity`'s long pieces, `jaxcontrol parity --one-rollout`); any other
-        env is refused.
-        """
-        key = self.task.rollout_key()
-        strangers = [
-            f"{s.domain}-{s.task_name}"
-            for s in siblings
-            if key is None or (s.domain, s.task.rollout_key()) != (self.domain, key)
-        ]
-        if strangers:
-            registered = REGISTRY.rollout_siblings(self.domain, self.task_name)
-            raise ValueError(
-                f"{', '.join(strangers)} do not share {self.domain}-{self.task_name}'s rollouts "
-                f"(same domain, Task.rollout_family and fields but for rollout_free_fields); "
-                f"its registered siblings: {', '.join(registered) or 'none'}"
-            )
-        return self._step(state, action, tuple(s.task for s in siblings))
-
-    def _step(
-        self, state: State, action: jax.Array, sibling_tasks: tuple[Task, ...]
-    ) -> tuple[State, jax.Array]:
         action = self._check_action(action)
         physics = self._physics(state.data, state.model_fields)
         data = self.task.before_step(physics, action, state.variables)
@@ -442,15 +409,6 @@ class Env:
 
         dtype = _float_dtype()
         reward = jnp.where(finite, self.task.get_reward(physics, state.variables), 0)
-        # A sibling may read more than this task syncs (walker-walk's velocity sensor,
-        # beside walker-stand): its own `sync` completes the data for its reward.
-        sibling_rewards = jnp.asarray(
-            [
-                jnp.where(finite, t.get_reward(_synced(physics, t), state.variables), 0)
-                for t in sibling_tasks
-            ],
-            dtype,
-        )
         observation = self.task.get_observation(physics, state.variables)
         count = state.step + 1
         truncated = (
@@ -478,7 +436,7 @@ class Env:
             step_type=jnp.where(last, StepType.LAST, StepType.MID).astype(jnp.int32),
             step=count,
             diverged=state.diverged | ~finite,
-        ), sibling_rewards
+        )
 
     def render(
         self,
@@ -522,11 +480,6 @@ def _model_field(mj_model: mujoco.MjModel, name: str, value) -> jax.Array:
     JAX's default float, as the MJX model holds them)."""
     floating = np.issubdtype(np.asarray(getattr(mj_model, name)).dtype, np.floating)
     return jnp.asarray(value, _float_dtype() if floating else None)
-
-
-def _synced(physics: Physics, task: Task) -> Physics:
-    """`physics` after a step of another task, with `task`'s own `sync` on top."""
-    return dataclasses.replace(physics, data=task.sync(physics))
 
 
 def _float_dtype():

@@ -495,6 +495,21 @@ def sync_position(physics: Physics) -> mjx.Data:
     return mjx.sensor_pos(model, data)
 
 
+def sync_subtree_velocity(physics: Physics) -> mjx.Data:
+    """What `mj_step1` adds that the subtree-linvel sensor reads, and no more.
+
+    The sensor (`mj_subtreeVel`) reads the centres of mass (`com_pos`) and the
+    body velocities (`com_vel`); body poses are already current after a step.
+    This is exact and skips the rest of `sync_full` (mass matrix, collision,
+    constraints, bias forces), which no observation or reward of walker, hopper or
+    cheetah reads.
+    """
+    model = physics.model
+    data = mjx.com_pos(model, physics.data)
+    data = mjx.com_vel(model, data)
+    return mjx.sensor_vel(model, data)
+
+
 def sync_full(physics: Physics) -> mjx.Data:
     """Everything `mj_step1` recomputes: positions, velocities and their sensors."""
     model = physics.model

@@ -51,18 +51,6 @@ class Registry:
             raise unknown_name("task", name, names, where=f" in domain {domain!r}")
         return self._tasks[(domain, name)][0]
 
-    def rollout_siblings(self, domain: str, name: str) -> tuple[str, ...]:
-        """The other registered tasks of `domain` that share `name`'s rollouts
-        (`Task.rollout_key`), as DOMAIN-TASK ids in registration order."""
-        key = self.prototype(domain, name).rollout_key()
-        if key is None:
-            return ()
-        return tuple(
-            f"{d}-{t}"
-            for (d, t), (task, _) in self._tasks.items()
-            if d == domain and t != name and task.rollout_key() == key
-        )
-
     def build(self, domain: str, name: str, **task_kwargs) -> Task:
         """The registered task with `task_kwargs` applied (unknown ones raise)."""
         task = self.prototype(domain, name)

@@ -8,9 +8,11 @@ target's position or size), the task writes those fields with
 `physics.with_model(...)` and declares them in `episode_model_fields`; each
 environment then carries its own values in `State.model_fields`.
 
-Facts about a task that tests and tools need live here too: the fields above,
-how its whole episodes compare with dm_control (`episode_parity`), and how
-to read its per-episode variables from a dm_control environment.
+Facts about a task that only the parity harness or the dm_control bridge need
+live with them, keyed on (domain, task): its declared episode class
+(`parity.classes`), its rollout family (`parity.families`), its soak's shards
+(`parity.settings`), and how to build or read its dm_control environment
+(`reference.overrides`).
 """
 
 from __future__ import annotations
@@ -42,10 +44,6 @@ class Task:
 
     Class attributes (facts about the task, not arguments):
       episode_model_fields: the model fields dm_control writes at every reset.
-      episode_parity: "exact" when a float64 episode follows dm_control's to
-        round-off; "distributional" when raw MJX itself drifts from C MuJoCo
-        over an episode (chaos, solver tolerance), so that only distributions
-        can be compared. Set from measurements of raw MJX (PARITY.md).
       solver_caps: (iterations, ls_iterations) for MJX's constraint solver,
         where lower caps than dm_control's keep MJX as close to C MuJoCo as
         dm_control's own settings (benchmarks/solver_caps.py); None keeps
@@ -56,19 +54,6 @@ class Task:
       reward_range: (low, high) bounds of every reward; dm_control's suite
         keeps its rewards in [0, 1] except for tasks such as LQR, whose reward
         is 1 minus an unbounded cost.
-      soak_shards: how many resumable parts the parity soak's 1024 environments
-        run in (`parity.soak`): more, and smaller, where a shard of 128 takes
-        longer than a working session on one CPU core (stacker).
-      rollout_family: names the tasks of a domain whose episodes differ only in
-        their reward (same MJX physics, resets, observations, terminations and time
-        limits): `Env.step_with_rewards` gives one rollout every sibling's reward,
-        so the parity's long pieces run once for all of them
-        (`jaxcontrol parity --one-rollout`). None: the task shares no rollout.
-      rollout_free_fields: the fields that siblings may set apart: fields only the
-        reward reads, and model sizes MJX's step ignores (a floor plane's).
-        `rollout_key` compares the rest; tests/test_parity_family.py holds each
-        family's MJX rollout to its members' own (resets bit for bit, the first step
-        to float32 rounding: XLA may round one physics differently in two programs).
 
     A task with an infinite `time_limit` has no truncation (`Env.episode_length`
     is None): its episodes end only at a terminal state (`get_termination`).
@@ -78,25 +63,8 @@ class Task:
     control_timestep: float | None = None
 
     episode_model_fields: ClassVar[tuple[str, ...]] = ()
-    episode_parity: ClassVar[str] = "exact"
     solver_caps: ClassVar[tuple[int, int] | None] = None
     reward_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
-    soak_shards: ClassVar[int] = 8
-    rollout_family: ClassVar[str | None] = None
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ()
-
-    def rollout_key(self) -> tuple | None:
-        """Equal for two tasks of one domain exactly when they share rollouts (the
-        family and every field outside `rollout_free_fields`); None if it shares none."""
-        if self.rollout_family is None:
-            return None
-        fields = dataclasses.fields(self)
-        kept = tuple(
-            (f.name, getattr(self, f.name))
-            for f in fields
-            if f.name not in self.rollout_free_fields
-        )
-        return (self.rollout_family, kept)
 
     def make_model(self) -> mujoco.MjModel:
         """Builds this task's CPU MuJoCo model."""
@@ -121,30 +89,6 @@ class Task:
         model edits with `physics.with_model(...)`.
         """
         raise NotImplementedError
-
-    def mirror_variables(self, dm_env: Any) -> dict[str, Any]:
-        """This episode's task variables, read from a dm_control environment.
-
-        Model fields are copied generically (`episode_model_fields`); override
-        this only for variables dm_control keeps elsewhere (in its task object).
-        """
-        del dm_env
-        return {}
-
-    def reference_environment(self, load: Any, domain: str, name: str, seed: int, **kwargs) -> Any:
-        """dm_control's environment of this task, its random state seeded with `seed`.
-
-        Args:
-          load: `dm_control.suite.load`.
-          domain: the task's domain name.
-          name: the task's name.
-          seed: seeds dm_control's task (`random`).
-          **kwargs: more of dm_control's task arguments (e.g. `time_limit`).
-
-        Override where the model depends on the seed too (LQR draws its model
-        from the task's random state): the environment must have this task's model.
-        """
-        return load(domain, name, task_kwargs={"random": seed, **kwargs})
 
     def terminal_state(self) -> dict[str, Any] | None:
         """A physics state (`qpos`, `qvel`) from which one step under zero action

@@ -2,7 +2,7 @@
 
 Every number compared here comes from dm_control at test time: its resets,
 its rollouts, its observations and rewards. States are injected with
-`equivalence.inject` (what `mirror` does). Float64 runs in this process
+`reference.inject` (what `mirror` does). Float64 runs in this process
 (`jax.enable_x64`). The one-step target is 1e-9 in float64 and 1e-4 of scale in
 float32, or 10x stock `mjx.step`'s own error against C MuJoCo on the same
 states, whichever is larger.
@@ -18,6 +18,7 @@ states, whole episodes, reset and return distributions).
 """
 
 import json
+import pathlib
 
 import jax
 import numpy as np
@@ -26,27 +27,27 @@ from pertask import task_cache
 from scipy import stats
 
 import jaxcontrol
-from jaxcontrol import equivalence, parity
+from jaxcontrol import parity, reference
 
 N_STATES = 12
 
 
 @task_cache
 def _one_step_float64(task, backend):
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load(*task, backend=backend)
-        transitions = equivalence.reference_transitions(env, n=N_STATES, seed=0)
+        transitions = reference.reference_transitions(env, n=N_STATES, seed=0)
         assert any(t.start.step == 0 for t in transitions)
-        ours, cpu, _ = equivalence.step_parity(env, transitions, raw=False)
+        ours, cpu, _ = parity.step.step_parity(env, transitions, raw=False)
         raw = {}
-        if max(ours.values()) > equivalence.ONE_STEP_TARGET["float64"]:
+        if max(ours.values()) > parity.tolerance.ONE_STEP_TARGET["float64"]:
             # Only where ours misses the target: is the difference MJX's own?
-            raw = equivalence.raw_step_parity(env, transitions, ours=ours)
+            raw = parity.step.raw_step_parity(env, transitions, ours=ours)
     return ours, cpu, raw
 
 
 def _assert_within(differences, raw, who):
-    misses = equivalence.one_step_misses("float64", differences, raw)
+    misses = parity.tolerance.one_step_misses("float64", differences, raw)
     assert not misses, f"{who} differs from dm_control (difference, tolerance): {misses}"
 
 
@@ -76,12 +77,12 @@ def test_raw_mjx_observes_reset_states_only_where_ours_misses_them():
     """Raw MJX's observation of dm_control's reset states (stock `mjx.forward`, actuation
     off), measured where ours misses the target there: it equals dm_control's."""
     env = jaxcontrol.load("pendulum", "swingup")
-    transitions = equivalence.reference_transitions(env, 9, steps_between=4)
+    transitions = reference.reference_transitions(env, 9, steps_between=4)
     keys = {f"reset_obs/{k}" for k in env.observation_spec()}
-    plain = equivalence.raw_step_parity(env, transitions, relative=True)
+    plain = parity.step.raw_step_parity(env, transitions, relative=True)
     assert not keys & set(plain)
     ours = {"reset_obs/velocity": 1.0, "qpos": 0.0}
-    raw = equivalence.raw_step_parity(env, transitions, relative=True, ours=ours)
+    raw = parity.step.raw_step_parity(env, transitions, relative=True, ours=ours)
     assert keys <= set(raw) and max(raw[k] for k in keys) < 1e-6, raw
     assert {k: raw[k] for k in plain} == plain
 
@@ -89,12 +90,12 @@ def test_raw_mjx_observes_reset_states_only_where_ours_misses_them():
 def test_raw_mjx_own_error_sets_an_observation_tolerance():
     """Only an observation that raw MJX measured gets 10x raw's error in it."""
     raw = {"qpos": 1e-12, "qvel": 2e-10, "obs/force": 0.3}
-    assert equivalence.one_step_tolerance("float64", raw) == 2e-9
-    assert equivalence.one_step_tolerance("float64", raw, "obs/force") == 3.0
-    assert equivalence.one_step_tolerance("float64", raw, "obs/speed") == 2e-9
-    assert equivalence.one_step_tolerance("float64", {}, "obs/force") == 1e-9
+    assert parity.tolerance.one_step_tolerance("float64", raw) == 2e-9
+    assert parity.tolerance.one_step_tolerance("float64", raw, "obs/force") == 3.0
+    assert parity.tolerance.one_step_tolerance("float64", raw, "obs/speed") == 2e-9
+    assert parity.tolerance.one_step_tolerance("float64", {}, "obs/force") == 1e-9
     differences = {"obs/force": 2.9, "obs/speed": 3e-9, "qpos": float("nan")}
-    misses = equivalence.one_step_misses("float64", differences, raw)
+    misses = parity.tolerance.one_step_misses("float64", differences, raw)
     assert set(misses) == {"obs/speed", "qpos"} and misses["obs/speed"] == (3e-9, 2e-9)
     piece = {"dtype": "float64", "raw": raw}
     piece |= {"ours": {"obs/force": 2.9, "qvel": 1e-9}, "cpu": {"obs/force": 1e-12}}
@@ -197,8 +198,8 @@ def _fake_resets(monkeypatch, shift_first: float, shift_all: float):
         rng = np.random.default_rng(seed)
         return {"qpos": rng.random((n, 3)) + shift, "qvel": np.zeros((n, 2))}
 
-    monkeypatch.setattr(equivalence, "chunked_reset_samples", ours)
-    monkeypatch.setattr(equivalence, "reference_resets", reference)
+    monkeypatch.setattr(parity.sampling, "chunked_reset_samples", ours)
+    monkeypatch.setattr(reference, "reference_resets", reference)
     env = type("FakeEnv", (), {"default_model_fields": lambda self: {}})()
     return parity.resets(env), calls
 
@@ -229,32 +230,49 @@ def test_a_reset_miss_is_tested_again_on_larger_fresh_samples(monkeypatch):
     assert parity.missed_targets({"resets": piece}, ["resets"])
 
 
+def test_every_task_declares_the_episode_class_its_record_measured():
+    """`parity.classes` declares a class for exactly the registered tasks, and each is
+    the class the task's record (parity_records/) declared and measured."""
+    classes = parity.classes.EPISODE_CLASSES
+    assert sorted(classes) == sorted(jaxcontrol.ALL_TASKS)
+    assert set(classes.values()) == {"exact", "distributional"}
+    records = pathlib.Path(__file__).resolve().parent.parent / "parity_records"
+    for record in parity.load_records(records):
+        episode = record.get("episode")
+        if episode:
+            domain, task = record["task"].split("-", 1)
+            declared = parity.classes.episode_class(domain, task)
+            assert declared == episode["declared_class"] == episode["measured_class"], record[
+                "task"
+            ]
+
+
 def test_resets_are_sampled_in_chunks_that_fit_the_memory_bound(monkeypatch):
     """dog's 1024 reset states would take 12 GB at once: `parity.resets` draws them
     a bounded chunk at a time, padded to whole chunks, equal to one batch of all."""
     # Per-episode model fields too; the chunking is backend-independent, so C (no MJX compile).
     env = jaxcontrol.load("reacher", "easy", backend="mujoco")
     keys = jax.random.split(jax.random.key(4), 7)
-    states = equivalence.batched_reset(env, keys)
-    whole = equivalence.reset_samples(states)
+    states = reference.batched_reset(env, keys)
+    whole = parity.sampling.reset_samples(states)
     assert "act" not in whole  # no actuator states; dog's and quadruped's are compared
     stateful = states.replace(data=states.data.replace(act=np.ones((7, 2), np.float32)))
-    np.testing.assert_array_equal(equivalence.reset_samples(stateful)["act"], 1.0)
+    np.testing.assert_array_equal(parity.sampling.reset_samples(stateful)["act"], 1.0)
     sizes = []
-    batched_reset = equivalence.batched_reset
+    batched_reset = reference.batched_reset
 
     def counted(env, chunk):
         sizes.append(len(chunk))
         return batched_reset(env, chunk)
 
-    monkeypatch.setattr(equivalence, "batched_reset", counted)
-    bound = 3 * equivalence.state_bytes(env) + 1
-    chunked = equivalence.chunked_reset_samples(env, keys, max_bytes=bound)
+    monkeypatch.setattr(parity.sampling, "batched_reset", counted)
+    bound = 3 * parity.sampling.state_bytes(env) + 1
+    chunked = parity.sampling.chunked_reset_samples(env, keys, max_bytes=bound)
     assert sizes == [3, 3, 3]  # 7 keys padded to 9: one compiled shape
     assert sorted(chunked) == sorted(whole) and {"geom_pos", "qpos"} <= set(whole)
     for name, value in whole.items():
         np.testing.assert_array_equal(chunked[name], value, err_msg=name)
-    assert len(equivalence.chunked_reset_samples(env, keys[:2], max_bytes=bound)["qpos"]) == 2
+    assert len(parity.sampling.chunked_reset_samples(env, keys[:2], max_bytes=bound)["qpos"]) == 2
 
 
 # ----- full tier -------------------------------------------------------------------------
@@ -273,7 +291,7 @@ def test_full_episode(task, full_record):
     """Exact tasks agree to 1e-6 over 1000 float64 steps; the class is measured."""
     piece = full_record("episode")
     # The whole episode, or up to where dm_control's ended at a terminal state (LQR).
-    steps = equivalence.episode_steps(jaxcontrol.load(*task))
+    steps = reference.episode_steps(jaxcontrol.load(*task))
     assert piece["steps"] == steps or piece.get("dm_control_last"), piece
     assert piece.get("ends_alike", True), piece
     assert piece["measured_class"] == piece["declared_class"], piece

@@ -1,8 +1,9 @@
 """One rollout for a rollout family: tasks whose episodes differ only in the reward
-(`Task.rollout_family`) have their long parity pieces measured on one rollout
-(`Env.step_with_rewards`, `parity.family_soak`, `parity.family_returns`,
+(`parity.families.ROLLOUT_FAMILIES`) have their long parity pieces measured on one rollout
+(`parity.families.step_with_rewards`, `parity.family_soak`, `parity.family_returns`,
 `jaxcontrol parity --one-rollout`), and each task gets what its own run gives."""
 
+import dataclasses
 import json
 
 import jax
@@ -11,8 +12,9 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import equivalence, parity
-from jaxcontrol.parity import records
+from jaxcontrol import parity
+from jaxcontrol.parity import families, records
+from jaxcontrol.parity.families import step_with_rewards
 from jaxcontrol.registry import REGISTRY
 
 SMALL = {"num_envs": 8, "steps": 6, "shards": 2, "checkpoint_every": 2}
@@ -23,7 +25,7 @@ def _families():
     """Every registered rollout family, as (domain, its tasks in registration order)."""
     seen, out = set(), []
     for domain, task in jaxcontrol.ALL_TASKS:
-        siblings = REGISTRY.rollout_siblings(domain, task)
+        siblings = families.rollout_siblings(domain, task)
         if siblings and f"{domain}-{task}" not in seen:
             members = [task] + [s.split("-", 1)[1] for s in siblings]
             seen.update(f"{domain}-{t}" for t in members)
@@ -44,15 +46,29 @@ def _short_on_c(domain, task):
 
 
 def test_the_families_are_the_tasks_that_differ_only_in_the_reward():
-    families = dict(_families())
-    assert families["dog"] == ("stand", "walk", "trot", "run")  # not fetch: its ball
-    assert families["humanoid_CMU"] == ("stand", "walk", "run")
-    assert families["humanoid"] == ("stand", "walk", "run")  # not run_pure_state
-    assert families["quadruped"] == ("walk", "run")
-    assert REGISTRY.rollout_siblings("cartpole", "two_poles") == ()
+    members = dict(_families())
+    assert members["dog"] == ("stand", "walk", "trot", "run")  # not fetch: its ball
+    assert members["humanoid_CMU"] == ("stand", "walk", "run")
+    assert members["humanoid"] == ("stand", "walk", "run")  # not run_pure_state
+    assert members["quadruped"] == ("walk", "run")
+    assert families.rollout_siblings("cartpole", "two_poles") == ()
     # A task argument that changes the rollout leaves the family.
     short = jaxcontrol.load("cartpole", "balance_sparse", time_limit=5.0)
-    assert short.task.rollout_key() != jaxcontrol.load("cartpole", "balance").task.rollout_key()
+    balance = jaxcontrol.load("cartpole", "balance")
+    assert families.env_rollout_key(short) != families.env_rollout_key(balance)
+
+
+def test_the_family_table_names_registered_tasks_once():
+    """Every member of `ROLLOUT_FAMILIES` is a registered task of the family's one
+    domain, in no other family, and its free fields are fields of the task."""
+    seen = set()
+    for family in families.ROLLOUT_FAMILIES:
+        assert len({domain for domain, _ in family.tasks}) == 1, family.name
+        for task in family.tasks:
+            assert task in jaxcontrol.ALL_TASKS and task not in seen, (family.name, task)
+            seen.add(task)
+            names = {f.name for f in dataclasses.fields(REGISTRY.prototype(*task))}
+            assert set(family.free_fields) <= names, (family.name, task)
 
 
 def test_step_with_rewards_refuses_tasks_of_another_rollout(envs):
@@ -65,11 +81,34 @@ def test_step_with_rewards_refuses_tasks_of_another_rollout(envs):
     ]:
         with pytest.raises(ValueError, match="registered siblings: cartpole-balance_sparse"):
             jax.eval_shape(
-                lambda s, a, x=stranger: envs[0].step_with_rewards(s, a, [x]), state, action
+                lambda s, a, x=stranger: step_with_rewards(envs[0], s, a, [x]), state, action
             )
     with pytest.raises(ValueError, match="registered siblings: none"):
         two_poles = jaxcontrol.load("cartpole", "two_poles")
-        two_poles.step_with_rewards(two_poles.blank_state(), jnp.zeros(1), [envs[0]])
+        step_with_rewards(two_poles, two_poles.blank_state(), jnp.zeros(1), [envs[0]])
+
+
+def test_step_with_rewards_gives_each_sibling_its_own_steps_reward():
+    """A sibling's reward is the one its own `step` gives the same transition, and 0
+    where the step is not finite (the data then stays the last finite state's)."""
+    env, sibling = (jaxcontrol.load(*task, time_limit=1.0) for task in FAMILY)
+    state = env.reset(jax.random.key(3))
+    state = state.replace(data=state.data.replace(qvel=state.data.qvel + 0.5))
+    action = jnp.full(env.action_spec().shape, 0.3)
+
+    @jax.jit
+    def both(state):
+        stepped, rewards = step_with_rewards(env, state, action, [sibling])
+        return stepped, rewards, env.step(state, action), sibling.step(state, action)
+
+    stepped, rewards, own, theirs = both(state)
+    np.testing.assert_array_equal(stepped.data.qpos, own.data.qpos)
+    assert stepped.reward == own.reward and rewards.shape == (1,)
+    assert rewards[0] == theirs.reward and rewards[0] != stepped.reward  # another reward
+    broken = state.replace(data=state.data.replace(qvel=state.data.qvel * jnp.nan))
+    stepped, rewards, _, theirs = both(broken)
+    assert bool(stepped.diverged) and stepped.reward == 0 == theirs.reward
+    assert rewards[0] == 0
 
 
 def test_a_family_soak_gives_each_task_its_own_soak(envs, tmp_path):
@@ -177,8 +216,8 @@ def test_each_family_shares_its_members_own_rollouts(domain, tasks):
         @jax.jit
         def run(keys, actions):
             def body(states, action):
-                states, rewards = jax.vmap(env.step_with_rewards, in_axes=(0, 0, None))(
-                    states, action, siblings
+                states, rewards = jax.vmap(lambda s, a: step_with_rewards(env, s, a, siblings))(
+                    states, action
                 )
                 shared = (kept(states), states.step_type, states.discount)
                 return states, {"shared": shared, "reward": states.reward, "siblings": rewards}
@@ -190,7 +229,7 @@ def test_each_family_shares_its_members_own_rollouts(domain, tasks):
         return jax.tree.map(np.asarray, run(keys, actions))
 
     family = rollout(envs[0], tuple(envs[1:]))
-    target = equivalence.ONE_STEP_TARGET["float32"]
+    target = parity.tolerance.ONE_STEP_TARGET["float32"]
     varied = []
     for i, env in enumerate(envs):
         name = f"{domain}-{tasks[i]}"

@@ -11,8 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.core import Env
+from jaxcontrol.parity import sampling
+from jaxcontrol.parity.classes import episode_class
+from jaxcontrol.parity.families import step_with_rewards
 from jaxcontrol.parity.progress import Progress, TaskParts
 from jaxcontrol.parity.settings import (
     CONFIRM_BATCHES,
@@ -29,12 +32,15 @@ from jaxcontrol.parity.settings import (
     RETURN_QUARTERS,
     return_parts,
 )
+from jaxcontrol.parity.step import step_parity
+from jaxcontrol.parity.tolerance import RAW_STATE_KEYS, one_step_tolerance
+from jaxcontrol.parity.trajectory import episode_parity, smooth_actions
 
 
 def one_step(env: Env, x64: bool, n_states: int = N_STATES, seed: int = 0) -> dict[str, Any]:
     """One-step parity from `n_states` dm_control states (call inside the right x64 mode)."""
-    transitions = equivalence.reference_transitions(env, n_states, seed)
-    ours, cpu, raw = equivalence.step_parity(env, transitions, relative=not x64)
+    transitions = reference.reference_transitions(env, n_states, seed)
+    ours, cpu, raw = step_parity(env, transitions, relative=not x64)
     dtype = "float64" if x64 else "float32"
     return {
         "dtype": dtype,
@@ -42,20 +48,20 @@ def one_step(env: Env, x64: bool, n_states: int = N_STATES, seed: int = 0) -> di
         "ours": ours,
         "cpu": cpu,
         "raw": raw,
-        "tolerance": equivalence.one_step_tolerance(dtype, raw),
+        "tolerance": one_step_tolerance(dtype, raw),
         "worst_ours": max(ours.values()),
         "worst_cpu": max(cpu.values()),
-        "worst_raw": max((raw[k] for k in equivalence.RAW_STATE_KEYS if k in raw), default=None),
+        "worst_raw": max((raw[k] for k in RAW_STATE_KEYS if k in raw), default=None),
     }
 
 
 def episode(env: Env) -> dict[str, Any]:
     """Float64 whole-episode parity, classed by what raw MJX achieves."""
-    report = equivalence.episode_parity(env, seed=0, amplitude=EPISODE_AMPLITUDE)
+    report = episode_parity(env, seed=0, amplitude=EPISODE_AMPLITUDE)
     report["measured_class"] = (
         "exact" if report["raw_drift"] <= RAW_EXACT_DRIFT else "distributional"
     )
-    report["declared_class"] = env.task.episode_parity
+    report["declared_class"] = episode_class(env.domain, env.task_name)
     return report
 
 
@@ -73,8 +79,8 @@ def resets(env: Env, seed: int = 3) -> dict[str, Any]:
     more strongly, in the larger second ones. Both stages stay in the record.
     """
     keys = jax.random.split(jax.random.key(11), RESETS_OURS)
-    ours = equivalence.chunked_reset_samples(env, keys)
-    ref = equivalence.reference_resets(env, RESETS_REFERENCE, seed)
+    ours = sampling.chunked_reset_samples(env, keys)
+    ref = reference.reference_resets(env, RESETS_REFERENCE, seed)
     piece = _ks_piece(ours, ref)
     piece["names_match"] = sorted(ours) == sorted(ref)
     piece["family_wise"] = sorted(set(ref) & set(env.default_model_fields()))
@@ -88,10 +94,8 @@ def _ks_piece(ours: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> dict[s
     """Sample sizes, each quantity's smallest KS p and column count, mismatched constants."""
     n_ours, n_ref = (len(next(iter(side.values()))) for side in (ours, ref))
     pvalues, columns, constant_mismatch = {}, {}, []
-    for name, reference in ref.items():
-        column_p, mismatched = ks_columns(
-            ours[name].reshape(n_ours, -1), reference.reshape(n_ref, -1)
-        )
+    for name, theirs in ref.items():
+        column_p, mismatched = ks_columns(ours[name].reshape(n_ours, -1), theirs.reshape(n_ref, -1))
         constant_mismatch += [f"{name}[{column}]" for column in mismatched]
         pvalues[name] = min(column_p, default=1.0)
         columns[name] = len(column_p)
@@ -106,9 +110,9 @@ def _ks_piece(ours: dict[str, np.ndarray], ref: dict[str, np.ndarray]) -> dict[s
 def _confirm_resets(env: Env, names: list[str], seed: int) -> dict[str, Any]:
     """The second stage of `resets`: the named quantities on fresh, larger samples."""
     keys = jax.random.split(jax.random.key(12), CONFIRM_BATCHES * RESETS_OURS)
-    ours = equivalence.chunked_reset_samples(env, keys)
+    ours = sampling.chunked_reset_samples(env, keys)
     ours = {name: ours[name] for name in names}
-    ref = equivalence.reference_resets(env, CONFIRM_REFERENCE, seed)
+    ref = reference.reference_resets(env, CONFIRM_REFERENCE, seed)
     return {**_ks_piece(ours, {name: ref[name] for name in names}), "seed": seed}
 
 
@@ -157,15 +161,15 @@ def reset_pvalues(piece: dict[str, Any]) -> dict[str, float]:
 
 
 def open_loop_actions(spec, policy: str, steps: int) -> np.ndarray:
-    """An action sequence that depends only on time, within `equivalence.action_bounds`."""
+    """An action sequence that depends only on time, within `reference.action_bounds`."""
     if policy == "zero":
         return np.zeros((steps,) + spec.shape)
     if policy == "sinusoid":
-        return equivalence.smooth_actions(spec, steps, amplitude=1.0)
+        return smooth_actions(spec, steps, amplitude=1.0)
     if policy == "bang_bang":
         t = np.arange(steps)[:, None]
         phase = np.arange(spec.shape[0])[None, :]
-        low, high = equivalence.action_bounds(spec)
+        low, high = reference.action_bounds(spec)
         return np.where(np.sin(0.1 * t + phase) >= 0, high, low)
     raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
 
@@ -182,7 +186,7 @@ def returns(
     one core) fits a session; dm_control's side and the comparison are the
     policy's own part. A policy saved whole (before quarters) is kept as it is.
     An episode's return sums its rewards up to its LAST step (the time limit,
-    or a terminal state), over at most `equivalence.episode_steps` steps."""
+    or a terminal state), over at most `reference.episode_steps` steps."""
     return family_returns([env], episodes, seed, [progress or Progress(None)])[0]
 
 
@@ -193,15 +197,15 @@ def family_returns(
     progresses: Sequence[Progress] | None = None,
 ) -> list[dict[str, Any]]:
     """`returns` of each of `envs`, siblings of one rollout family
-    (`Env.step_with_rewards`), from the first one's episodes: the same keys and
+    (`families.step_with_rewards`), from the first one's episodes: the same keys and
     actions give each task the episodes its own run has, and each task's returns
     are compared with its own dm_control environment's."""
     parts_of = TaskParts(progresses or [Progress(None) for _ in envs])
     run = _open_loop_returns(envs[0], tuple(envs[1:]))
     outs: list[dict[str, Any]] = [{} for _ in envs]
     for index, policy in enumerate(POLICIES):
-        dm_envs = [equivalence.reference_for(env, seed + index) for env in envs]
-        steps = equivalence.episode_steps(envs[0])
+        dm_envs = [reference.reference_for(env, seed + index) for env in envs]
+        steps = reference.episode_steps(envs[0])
         actions = open_loop_actions(dm_envs[0].action_spec(), policy, steps)
         keys = jax.random.split(jax.random.key(seed + index), episodes)
         quarters = [] if parts_of.has(policy) else _quarters(parts_of, run, policy, actions, keys)
@@ -267,7 +271,7 @@ def _open_loop_returns(
 ) -> Callable[[jax.Array, jax.Array], jax.Array]:
     """A jitted `(keys, actions) -> returns` of episodes under one action sequence
     (rewards up to each episode's LAST step: none after it is counted), one row for
-    `env` and one for each of its `siblings` (`Env.step_with_rewards`); one per env."""
+    `env` and one for each of its `siblings` (`families.step_with_rewards`); one per env."""
 
     @jax.jit
     def run(keys, actions):
@@ -276,9 +280,9 @@ def _open_loop_returns(
         def body(states, action):
             running = ~states.last()
             if siblings:
-                states, others = jax.vmap(env.step_with_rewards, in_axes=(0, None, None))(
-                    states, action, siblings
-                )
+                states, others = jax.vmap(
+                    lambda s, a: step_with_rewards(env, s, a, siblings), in_axes=(0, None)
+                )(states, action)
                 rewards = jnp.concatenate([states.reward[None], others.T])
             else:  # the program that earlier quarters came from
                 states = jax.vmap(env.step, in_axes=(0, None))(states, action)

@@ -145,7 +145,7 @@ class Progress:
 
 class TaskParts:
     """One piece's parts for tasks measured on one rollout (siblings of one rollout
-    family, `Task.rollout_key`), each task's kept in its own `Progress` as its own
+    family, `families.rollout_key`), each task's kept in its own `Progress` as its own
     run would keep them: a part's measure returns one result per task (in the order
     of `progresses`), and `part` returns them so. Given one task's `Progress`, it
     is that `Progress`, with its results in lists of one."""

@@ -14,7 +14,8 @@ from typing import Any
 import jax
 
 import jaxcontrol
-from jaxcontrol import equivalence, mjx_fixes
+from jaxcontrol import mjx_fixes
+from jaxcontrol.parity.families import rollout_siblings
 from jaxcontrol.parity.measures import (
     episode,
     family_returns,
@@ -35,8 +36,11 @@ from jaxcontrol.parity.settings import (
     Z_THRESHOLD,
     parts_error,
     return_parts,
+    soak_shards,
 )
 from jaxcontrol.parity.soaks import family_soak, soak
+from jaxcontrol.parity.tolerance import one_step_misses as _step_misses
+from jaxcontrol.reference.precision import precision
 from jaxcontrol.registry import REGISTRY
 
 Piece = Callable[[str, str, Progress], dict]
@@ -44,7 +48,7 @@ Piece = Callable[[str, str, Progress], dict]
 
 def _in_mode(x64: bool, piece: Callable[..., dict], resumable: bool = False) -> Piece:
     def run(domain: str, task: str, progress: Progress) -> dict:
-        with equivalence.precision(x64):
+        with precision(x64):
             env = jaxcontrol.load(domain, task)
             return piece(env, progress=progress) if resumable else piece(env)
 
@@ -113,7 +117,7 @@ def measure_family_piece(
     parts: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """`measure_piece` of each of `tasks`, siblings of one rollout family
-    (`Task.rollout_key`), on the first one's rollout: each task's parts are kept in
+    (`families.rollout_key`), on the first one's rollout: each task's parts are kept in
     its own progress file, as its own run keeps them, and its result names the
     tasks it shared the rollout with (`one_rollout_with`)."""
     if piece not in FAMILY_PIECES:
@@ -126,7 +130,7 @@ def measure_family_piece(
         raise ValueError(error)
     progresses = [piece_progress(domain, task, piece, records, parts) for task in tasks]
     start = time.perf_counter()
-    with equivalence.precision(False):
+    with precision(False):
         envs = [jaxcontrol.load(domain, task) for task in tasks]
         results = FAMILY_PIECES[piece](envs, progresses=progresses)
     seconds = time.perf_counter() - start
@@ -140,8 +144,8 @@ def measure_family_piece(
 
 def check_family(domain: str, tasks: Sequence[str]) -> None:
     """Raises unless `tasks` are distinct registered tasks of `domain` that share one
-    rollout (`Task.rollout_key`) under the same solver settings."""
-    siblings = REGISTRY.rollout_siblings(domain, tasks[0])
+    rollout (`families.rollout_key`) under the same solver settings."""
+    siblings = rollout_siblings(domain, tasks[0])
     strangers = [t for t in tasks[1:] if f"{domain}-{t}" not in siblings]
     if strangers or len(set(tasks)) != len(tasks):
         raise ValueError(
@@ -165,7 +169,7 @@ def piece_progress(
     name = f"{domain}-{task}"
     caps = solver_caps(domain, task)
     fixes = mjx_fixes_of(domain, task)
-    shards = REGISTRY.prototype(domain, task).soak_shards
+    shards = soak_shards(domain, task)
     config = {
         "task": name,
         "piece": piece,
@@ -173,7 +177,7 @@ def piece_progress(
         **({"solver_caps": caps} if caps else {}),
         # Parts measured under stock MJX's line search never mix with fixed ones.
         **({"mjx_fixes": fixes} if fixes else {}),
-        # Only where it differs, so that parts saved before `Task.soak_shards` stay valid.
+        # Only where it differs from SOAK_SHARDS, so that the default's parts keep their config.
         **({"soak_shards": shards} if piece == "soak" and shards != SOAK_SHARDS else {}),
     }
     return Progress(progress_path(records, name, piece), config, expand_parts(piece, only))
@@ -373,11 +377,11 @@ def write_record(directory: str | pathlib.Path, record: dict[str, Any]) -> pathl
 
 def one_step_misses(piece: dict) -> list[tuple[str, str, float, float]]:
     """(who, quantity, difference, tolerance) over a one-step piece's tolerances, as
-    `equivalence.one_step_misses` sets them from the piece's raw MJX figures."""
+    `tolerance.one_step_misses` sets them from the piece's raw MJX figures."""
     return [
         (who, key, worst, tolerance)
         for who in ("ours", "cpu")
-        for key, (worst, tolerance) in equivalence.one_step_misses(
+        for key, (worst, tolerance) in _step_misses(
             piece["dtype"], piece[who], piece["raw"]
         ).items()
     ]

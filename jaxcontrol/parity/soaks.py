@@ -14,15 +14,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontrol import equivalence, soak_checkpoint
+from jaxcontrol import soak_checkpoint
 from jaxcontrol.core import Env, StepType
+from jaxcontrol.parity.families import step_with_rewards
 from jaxcontrol.parity.progress import Progress, TaskParts
 from jaxcontrol.parity.settings import (
     SOAK_CHECKPOINT_EVERY,
     SOAK_ENVS,
     SOAK_STEPS,
     soak_parts,
+    soak_shards,
 )
+from jaxcontrol.reference.actions import action_bounds
 
 
 def soak(
@@ -45,7 +48,7 @@ def soak(
     constant, and that a replay of a shard ends in bit-identical states
     (run-to-run determinism: same keys, same actions, same batch layout).
     The environments run in `shards` equal batches (one compile), each from its
-    own key, each a resumable part; by default the task's `soak_shards`. A shard
+    own key, each a resumable part; by default the task's (`settings.soak_shards`). A shard
     that stops midway resumes from its last checkpoint, taken every
     `checkpoint_every` steps (`soak_checkpoint`).
 
@@ -66,16 +69,16 @@ def family_soak(
     progresses: Sequence[Progress] | None = None,
     checkpoint_every: int = SOAK_CHECKPOINT_EVERY,
 ) -> list[dict[str, Any]]:
-    """`soak` of each of `envs`, siblings of one rollout family (`Env.step_with_rewards`),
+    """`soak` of each of `envs`, siblings of one rollout family (`families.step_with_rewards`),
     on the first one's rollout: each task's result, and the parts each task's
     `Progress` keeps, are those of a soak of its own: bit for bit where XLA compiles
     the physics alike (C MuJoCo), to rounding on MJX (tests/test_parity_family.py)."""
     env, siblings = envs[0], tuple(envs[1:])
-    shards = shards or env.task.soak_shards
+    shards = shards or soak_shards(env.domain, env.task_name)
     if num_envs % shards:
         raise ValueError(f"num_envs={num_envs} must be a multiple of shards={shards}")
-    if len({e.task.soak_shards for e in envs}) > 1:
-        raise ValueError("the tasks of one soak must have the same Task.soak_shards")
+    if len({soak_shards(e.domain, e.task_name) for e in envs}) > 1:
+        raise ValueError("the tasks of one soak must have the same soak shards")
     parts_of = TaskParts(progresses or [Progress(None) for _ in envs])
     run = _soak(env, num_envs // shards, steps, checkpoint_every, siblings)
     names = soak_parts(shards)
@@ -297,7 +300,7 @@ def _soak(
     so that soaks of the same shape share one compile. With `siblings` (of `env`'s
     rollout family), the carry holds their rewards' statistics too (`_SIBLING_STATS`)."""
     spec = env.action_spec()
-    low, high = equivalence.action_bounds(spec)
+    low, high = action_bounds(spec)
     limit = env.episode_length
 
     @jax.jit
@@ -326,8 +329,8 @@ def _soak(
     def step(states, action):
         if not siblings:  # the program that earlier shards and checkpoints came from
             return jax.vmap(env.step)(states, action), None
-        stepped, rewards = jax.vmap(env.step_with_rewards, in_axes=(0, 0, None))(
-            states, action, siblings
+        stepped, rewards = jax.vmap(lambda s, a: step_with_rewards(env, s, a, siblings))(
+            states, action
         )
         return stepped, rewards.T  # (sibling, environment)
 

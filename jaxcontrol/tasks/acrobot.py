@@ -2,7 +2,6 @@
 
 import collections
 import dataclasses
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -42,8 +41,6 @@ class Balance(Task):
 
     sparse: bool
     time_limit: float = _DEFAULT_TIME_LIMIT
-    rollout_family: ClassVar[str | None] = "acrobot"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("sparse",)
 
     def make_model(self):
         return mjcf.acrobot.make_model()

@@ -55,14 +55,6 @@ class BallInCup(Task):
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
 
-    # Measured (float64, `jaxcontrol check ball_in_cup catch --episode --amplitude
-    # 0.3`): stock mjx.step's qpos drifts 1.8e-04 from C MuJoCo's over the
-    # 1000-step episode (2.0e-05 after 100 steps). The ball rests on the cup's
-    # bottom capsule there, and MJX's sphere-capsule contact differs from C's:
-    # `math.closest_segment_point` divides by `|ab|^2 + 1e-6` (a 4e-4 relative
-    # bias on the 0.05-long bottom segment), which moves the contact point by
-    # ~9e-6 and tilts its normal by ~3.5e-4, so qacc differs by ~4e-4.
-    episode_parity: ClassVar[str] = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 6.4x
     # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.

@@ -2,7 +2,6 @@
 
 import collections
 import dataclasses
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -50,19 +49,6 @@ class Balance(Task):
     sparse: bool
     num_poles: int = 1
     time_limit: float = _DEFAULT_TIME_LIMIT
-    # balance and balance_sparse (swingup and swingup_sparse) differ only in the reward.
-    rollout_family: ClassVar[str | None] = "cartpole"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("sparse",)
-
-    @property
-    def episode_parity(self) -> str:
-        # Measured (PARITY.md, full tier): the single pole's swing-up is chaotic under the
-        # episode's fixed actions. Over 1000 float64 steps stock mjx.step drifts 9.2e-7
-        # from C MuJoCo in qpos (4.4e-16 after 100 steps), so the distributions are the
-        # gate (ours still follows dm_control's return to 3.9e-7). Balancing stays exact
-        # (raw MJX 2.7e-12), and so do two and three poles, which those actions never
-        # swing up (raw MJX 1.4e-14 and 8.8e-15).
-        return "distributional" if self.swing_up and self.num_poles == 1 else "exact"
 
     def make_model(self):
         return mjcf.cartpole.make_model(num_poles=self.num_poles)

@@ -14,7 +14,6 @@ from jaxcontrol import physics as physics_lib
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY
 from jaxcontrol.task import Task
-from jaxcontrol.tasks.walker import sync_subtree_velocity
 
 # How long the simulation will run, in seconds.
 _DEFAULT_TIME_LIMIT = 10
@@ -66,10 +65,6 @@ class Cheetah(Task):
 
     time_limit: float = _DEFAULT_TIME_LIMIT
 
-    # Measured: stock mjx.step's float64 qpos drifts 8.2e-16 from C MuJoCo over
-    # the 1000-step smooth episode (amplitude 0.3, seed 0; contacts active on
-    # every step), and ours follows dm_control's return to 5.6e-15 relative.
-    episode_parity = "exact"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 5.6x
     # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.
@@ -81,7 +76,7 @@ class Cheetah(Task):
     def sync(self, physics):
         # The reward reads the subtree-linvel sensor (centres of mass and body
         # velocities); the observation reads qpos and qvel only.
-        return sync_subtree_velocity(physics)
+        return physics_lib.sync_subtree_velocity(physics)
 
     def initialize_episode(self, physics, key):
         mj_model = physics.mj_model

@@ -11,7 +11,6 @@ dm_control measures them at every reset from the same, unedited model).
 
 import collections
 import dataclasses
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -187,21 +186,6 @@ class Stand(Task):
     floor_size: float = _WALK_SPEED * _DEFAULT_TIME_LIMIT
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
-    # stand, walk, trot and run differ only in the reward (and floor size, which MJX's
-    # step never reads): one rollout serves all four. The family's program rounds the
-    # physics differently from dog-walk's own from the second step on (measured, 8
-    # envs x 20 float32 steps); tests/test_parity_family.py's full tier holds the
-    # family to each member's resets, step types and first step (docs/parity.md).
-    rollout_family: ClassVar[str | None] = "locomotion"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("floor_size", "move_speed")
-
-    # The episode is unmeasured (`jaxcontrol check dog stand --episode` not run), but
-    # one float64 control step from dm_control's states (12, fetch and run) already
-    # puts stock mjx.step 5.4e-2 from C MuJoCo in qpos and 4.5 in qvel, and us exactly
-    # as far: MJX has no noslip solver (dog sets `noslip_iterations` 4; dropping it
-    # moves C itself by 4.9e-3 and 0.61 on those states), and the dog's many foot,
-    # leg and tail contacts make the dynamics chaotic. Only distributions compare.
-    episode_parity: ClassVar[str] = "distributional"
 
     def make_model(self):
         return mjcf.dog.make_model(floor_size=self.floor_size, remove_ball=True)
@@ -302,7 +286,6 @@ class Fetch(Stand):
     """Stand, catch the ball thrown towards the arena's centre, and bring it to the target."""
 
     floor_size: float = mjcf.dog.DEFAULT_FLOOR_SIZE
-    rollout_family: ClassVar[str | None] = None  # the ball: another model
 
     def make_model(self):
         return mjcf.dog.make_model(floor_size=self.floor_size, remove_ball=False)

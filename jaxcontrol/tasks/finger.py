@@ -29,17 +29,6 @@ _SPIN_VELOCITY = 15.0
 # dm_control's `_set_random_joint_angles` gives up (raises) after this many draws.
 _MAX_ATTEMPTS = 1000
 
-# Measured (float64, `jaxcontrol check finger TASK --episode --amplitude 0.3`):
-# stock mjx.step's qpos drifts from C MuJoCo's by 2.6e-04 (spin) and 3.3e-05
-# (turn_easy, turn_hard) over the 1000-step episode (2.2e-16 and 4.4e-16 after
-# 100 steps). The cause is MJX's capsule-capsule contact: its
-# `math.closest_segment_point` divides by `|ab|^2 + 1e-6`, a 1e-3 relative bias
-# on the fingertip's short (0.031) segment, so the fingertip-spinner contact
-# point moves by ~4e-6 and its normal by ~1e-4 from C's (which matches the exact
-# closest points); one step's qvel then differs by up to 6e-4 (ours equals stock
-# MJX there).
-_EPISODE_PARITY = "distributional"
-
 
 # ----- dm_control's Physics methods -------------------------------------------------
 
@@ -125,7 +114,6 @@ class _Finger(Task):
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
 
-    episode_parity: ClassVar[str] = _EPISODE_PARITY
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 2.7x
     # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.

@@ -89,9 +89,6 @@ class Upright(Task):
     control_timestep: float | None = _CONTROL_TIMESTEP
 
     episode_model_fields: ClassVar[tuple[str, ...]] = ("geom_rgba",)
-    # Measured: stock mjx.step in float64 drifts 7.2e-15 in qpos from C MuJoCo
-    # over the 1000-step smooth episode (amplitude 0.3); no constraints at all.
-    episode_parity: ClassVar[str] = "exact"
     # Lower solver caps left trajectories identical but gained nothing (1.01x at
     # batch 256: no constraint is active), so dm_control's settings stay.
     solver_caps: ClassVar[tuple[int, int] | None] = None
@@ -124,9 +121,6 @@ class Swim(Task):
     control_timestep: float | None = _CONTROL_TIMESTEP
 
     episode_model_fields: ClassVar[tuple[str, ...]] = ("geom_pos",)
-    # Measured: stock mjx.step in float64 drifts 7.2e-15 in qpos from C MuJoCo
-    # over the 1000-step smooth episode (amplitude 0.3); no constraints at all.
-    episode_parity: ClassVar[str] = "exact"
     # Lower solver caps left trajectories identical but gained nothing (1.01x at
     # batch 256: no constraint is active), so dm_control's settings stay.
     solver_caps: ClassVar[tuple[int, int] | None] = None

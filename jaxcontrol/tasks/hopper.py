@@ -2,7 +2,6 @@
 
 import collections
 import dataclasses
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +11,6 @@ from jaxcontrol import physics as physics_lib
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY
 from jaxcontrol.task import Task
-from jaxcontrol.tasks.walker import sync_subtree_velocity
 
 _CONTROL_TIMESTEP = 0.02  # (Seconds)
 
@@ -49,13 +47,7 @@ class Hopper(Task):
     hopping: bool
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float = _CONTROL_TIMESTEP
-    rollout_family: ClassVar[str | None] = "hopper"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("hopping",)
 
-    # Measured: stock mjx.step's float64 qpos drifts 0.56 from C MuJoCo over the
-    # 1000-step smooth episode (amplitude 0.3, seed 0; 6.6e-7 after 100 steps:
-    # the contact solvers agree to their tolerance, which the hopping amplifies).
-    episode_parity = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 3.3x
     # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.
@@ -71,7 +63,7 @@ class Hopper(Task):
         # (current). Only hopping reads a velocity sensor.
         if not self.hopping:
             return physics_lib.sync_kinematics(physics)
-        return sync_subtree_velocity(physics)
+        return physics_lib.sync_subtree_velocity(physics)
 
     def initialize_episode(self, physics, key):
         # dm_control also sets `self._timeout_progress = 0`, which nothing reads.

@@ -155,17 +155,7 @@ class Humanoid(Task):
     pure_state: bool = False
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
-    # stand, walk and run (not run_pure_state: its observations differ).
-    rollout_family: ClassVar[str | None] = "humanoid"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("move_speed",)
 
-    # Measured (float64, `jaxcontrol check humanoid walk --episode --amplitude
-    # 0.3`): stock mjx.step itself drifts from C MuJoCo's qpos by 1.7e+0 over
-    # the 1000-step episode (1.3e+0 after 100 steps; constraints active on 998
-    # steps). One step from dm_control's states already differs by 1.9e-6 in
-    # qpos and 1.4e-4 in qvel, for stock MJX and for us alike (its solver), and
-    # the contact dynamics are chaotic, so only distributions can be compared.
-    episode_parity: ClassVar[str] = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps); docs/design/solver-caps.md
     # has the method. The CPU model keeps dm_control's.

@@ -62,16 +62,7 @@ class HumanoidCMU(Task):
     move_speed: float
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
-    rollout_family: ClassVar[str | None] = "humanoid_CMU"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("move_speed",)
 
-    # Measured (float64, stand, seed 0, the smooth actions of `jaxcontrol check
-    # --episode --amplitude 0.3`, raw rollout only): stock mjx.step drifts from C
-    # MuJoCo's qpos by 1.3e-2 after 100 steps and 4.5e-1 after the 1000-step
-    # episode (constraints active on every step). One step from dm_control's states
-    # already differs by 1.1e-5 in qpos and 1.1e-3 in qvel (run, 12 states), for
-    # stock MJX and for us alike (its solver), so only distributions can be compared.
-    episode_parity: ClassVar[str] = "distributional"
     # dm_control's solver settings: caps not measured for this model.
     solver_caps: ClassVar[tuple[int, int] | None] = None
 

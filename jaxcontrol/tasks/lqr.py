@@ -56,10 +56,6 @@ class LQRLevel(Task):
     model_seed: int = 0
     time_limit: float = _DEFAULT_TIME_LIMIT
 
-    # Measured (float64, `jaxcontrol check lqr lqr_2_1 --episode --amplitude 0.3`):
-    # no constraints, no contacts; stock mjx.step stays within 1e-15 of C MuJoCo
-    # over the 1000-step episode.
-    episode_parity: ClassVar[str] = "exact"
     reward_range: ClassVar[tuple[float, float]] = (-float("inf"), 1.0)
 
     def __post_init__(self):
@@ -76,18 +72,6 @@ class LQRLevel(Task):
 
     def make_model(self):
         return mjcf.lqr.make_model(self.n_bodies, self.n_actuators, self.model_seed)
-
-    def reference_environment(self, load, domain, name, seed, **kwargs):
-        """dm_control's environment with this model and episodes seeded by `seed`.
-
-        dm_control draws the model and then the episodes from one random state;
-        it is created at `model_seed` (the model) and reseeded in place with
-        `seed` once the environment is built (the episodes).
-        """
-        random = np.random.RandomState(self.model_seed)
-        env = load(domain, name, task_kwargs={"random": random, **kwargs})
-        random.seed(seed)
-        return env
 
     def terminal_state(self):
         """The origin: at rest there, the chain stays there and the episode ends."""

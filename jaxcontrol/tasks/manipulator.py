@@ -128,12 +128,6 @@ class Bring(Task):
     time_limit: float = _TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
 
-    # Measured (float64, the 1000-step smooth episode at amplitude 0.3, as
-    # `jaxcontrol check manipulator bring_ball --episode --amplitude 0.3`):
-    # stock mjx.step's qpos drifts 8.4e-4 from C MuJoCo (2.8e-10 after 100
-    # steps). Constraints are active on every step (the hand's tendon equality,
-    # joint limits, contacts), and the solvers' differences grow over the episode.
-    episode_parity: ClassVar[str] = "distributional"
     # dm_control writes the target's pose (and the receptacle's) at every reset.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("body_pos", "body_quat")
 

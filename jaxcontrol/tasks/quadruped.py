@@ -26,7 +26,6 @@ from jaxcontrol import mjcf, rewards
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.physics import Physics
 from jaxcontrol.registry import REGISTRY
-from jaxcontrol.render import gl
 from jaxcontrol.task import Task
 
 _DEFAULT_TIME_LIMIT = 20
@@ -302,7 +301,6 @@ class _Quadruped(Task):
 
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float | None = _CONTROL_TIMESTEP
-    episode_parity: ClassVar[str] = "distributional"
 
     def sync(self, physics):
         return sync_sensors(physics)
@@ -323,12 +321,6 @@ class Move(_Quadruped):
 
     desired_speed: float
     floor_size: float
-    # walk and run: their floors differ in size only, which MJX's step never reads.
-    rollout_family: ClassVar[str | None] = "move"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("desired_speed", "floor_size")
-    # Measured (PARITY.md): stock MJX stays within 9.2e-15 of C MuJoCo over a whole
-    # float64 episode on the flat floor, with the toes in contact at every step.
-    episode_parity: ClassVar[str] = "exact"
 
     def make_model(self):
         return mjcf.quadruped.make_model(floor_size=self.floor_size)
@@ -361,16 +353,6 @@ class Escape(_Quadruped):
 
     def make_model(self):
         return mjcf.quadruped.make_model(floor_size=40, terrain=True, rangefinders=True)
-
-    def reference_environment(self, load, domain, name, seed, **kwargs):
-        """dm_control's escape, which needs OpenGL: its reset uploads the new terrain to
-        a rendering context (created then if none exists), rendered or not."""
-        reason = gl.unavailable_reason()
-        if reason is not None:
-            raise gl.RenderingUnavailable(
-                f"dm_control's quadruped-escape needs OpenGL at every reset: {reason}"
-            )
-        return super().reference_environment(load, domain, name, seed, **kwargs)
 
     def initialize_episode(self, physics, key):
         terrain_key, orientation_key = jax.random.split(key)

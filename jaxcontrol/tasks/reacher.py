@@ -43,10 +43,6 @@ class Reacher(Task):
 
     # dm_control writes the target's size (a constant, every reset) and position.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("geom_size", "geom_pos")
-    # Measured (float64, `jaxcontrol check reacher easy --episode --amplitude
-    # 0.3`): stock mjx.step stays within 7.8e-16 of C MuJoCo's qpos over the
-    # 1000-step episode (contacts are disabled: smooth, non-chaotic dynamics).
-    episode_parity: ClassVar[str] = "exact"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 3.2x
     # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.

@@ -66,10 +66,6 @@ class Stack(Task):
 
     # dm_control writes the target's position at every reset.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("body_pos",)
-    episode_parity: ClassVar[str] = "distributional"
-    # A soak shard of 128 environments takes 2 (stack_2) to 4 (stack_4) hours of one
-    # core of the 2-core CPU box; shards of 32 take under an hour each.
-    soak_shards: ClassVar[int] = 32
 
     @property
     def solver_caps(self) -> tuple[int, int] | None:

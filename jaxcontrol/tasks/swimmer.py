@@ -78,12 +78,6 @@ class Swimmer(Task):
     # target_light's light_pos only places the light for renderers (MJX's
     # camlight); dm_control moves it with the target.
     episode_model_fields: ClassVar[tuple[str, ...]] = ("geom_pos", "light_pos")
-    # Measured (full tier, float64, 1000 steps at amplitude 0.3): stock mjx.step drifts
-    # 5.0e-8 from C MuJoCo in swimmer6 (joint limits bind in 203 of the steps; 7.7e-9 after
-    # 100), past the 1e-9 of "exact"; ours still follows dm_control's return to 2e-10.
-    # swimmer15's longer chain drifts further (1.1e-3 over 1000 random-action steps in the
-    # solver-cap study).
-    episode_parity: ClassVar[str] = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps; swimmer6 and swimmer15), and
     # swimmer6 ran 1.8x faster at batch 256 (docs/design/solver-caps.md). The CPU model

@@ -2,10 +2,8 @@
 
 import collections
 import dataclasses
-from typing import ClassVar
 
 import jax
-from mujoco import mjx
 
 from jaxcontrol import mjcf, randomizers, rewards
 from jaxcontrol import physics as physics_lib
@@ -43,20 +41,6 @@ def orientations(physics: Physics) -> jax.Array:
     return physics.named.data.xmat[1:, ["xx", "xz"]].ravel()
 
 
-def sync_subtree_velocity(physics: Physics) -> mjx.Data:
-    """What `mj_step1` adds that the subtree-linvel sensor reads, and no more.
-
-    The sensor (`mj_subtreeVel`) reads the centres of mass (`com_pos`) and the
-    body velocities (`com_vel`); body poses are already current after a step.
-    This is exact and skips the rest of `sync_full` (mass matrix, collision,
-    constraints, bias forces), which no observation or reward of these tasks reads.
-    """
-    model = physics.model
-    data = mjx.com_pos(model, physics.data)
-    data = mjx.com_vel(model, data)
-    return mjx.sensor_vel(model, data)
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PlanarWalker(Task):
     """Stand up (`move_speed` 0) or move forward at `move_speed` m/s."""
@@ -64,13 +48,7 @@ class PlanarWalker(Task):
     move_speed: float
     time_limit: float = _DEFAULT_TIME_LIMIT
     control_timestep: float = _CONTROL_TIMESTEP
-    rollout_family: ClassVar[str | None] = "walker"
-    rollout_free_fields: ClassVar[tuple[str, ...]] = ("move_speed",)
 
-    # Measured: stock mjx.step's float64 qpos drifts 2.5 from C MuJoCo over the
-    # 1000-step smooth episode (amplitude 0.3, seed 0; 1.5e-12 after 100 steps,
-    # then chaotic contact dynamics amplify the solvers' differences).
-    episode_parity = "distributional"
     # MJX solver caps: stock MJX's float64 trajectories under them stayed identical to
     # those at dm_control's settings (16 rollouts of 1000 steps), and it ran 3.9x
     # faster at batch 256 (docs/design/solver-caps.md). The CPU model keeps dm_control's.
@@ -84,7 +62,7 @@ class PlanarWalker(Task):
         # also reads the centre-of-mass velocity sensor.
         if self.move_speed == 0:
             return physics_lib.sync_kinematics(physics)
-        return sync_subtree_velocity(physics)
+        return physics_lib.sync_subtree_velocity(physics)
 
     def initialize_episode(self, physics, key):
         # Limited joints uniform in range, the unlimited root hinge uniform in
