@@ -43,7 +43,8 @@ except ImportError as error:  # pragma: no cover - exercised without the extra
         "jaxcontrol's Gymnasium adapters need Gymnasium 1.x: pip install 'jaxcontrol[gymnasium]'"
     ) from error
 
-from jaxcontrol.core import State, StepType
+from jaxcontrol.core import Env, State, StepType
+from jaxcontrol.registry import REGISTRY
 from jaxcontrol.wrappers.auto_reset import AutoReset
 from jaxcontrol.wrappers.base import EnvLike, check_resettable
 
@@ -246,28 +247,29 @@ class GymnasiumEnv(gymnasium.Env):
 # ----- registry ----------------------------------------------------------------------
 
 
+def _load(domain: str, task: str, **task_kwargs) -> Env:
+    """`jaxcontrol.load(domain, task, **task_kwargs)`, from the registry itself: this
+    module runs while `import jaxcontrol` registers the Gymnasium ids, so it takes
+    nothing from the package's `__init__` (tests/test_import_graph.py)."""
+    return Env(domain, task, REGISTRY.build(domain, task, **task_kwargs))
+
+
 def make_registered(domain: str, task: str, flatten: bool = True, **task_kwargs) -> GymnasiumEnv:
     """The entry point of `jaxcontrol/DOMAIN-TASK-v0` for `gymnasium.make`."""
-    import jaxcontrol  # pylint: disable=import-outside-toplevel
-
-    return GymnasiumEnv(jaxcontrol.load(domain, task, **task_kwargs), flatten=flatten)
+    return GymnasiumEnv(_load(domain, task, **task_kwargs), flatten=flatten)
 
 
 def make_registered_vector(
     domain: str, task: str, num_envs: int = 1, seed: int = 0, flatten: bool = True, **task_kwargs
 ) -> GymnasiumVectorEnv:
     """The vector entry point of `jaxcontrol/DOMAIN-TASK-v0` for `gymnasium.make_vec`."""
-    import jaxcontrol  # pylint: disable=import-outside-toplevel
-
-    env = jaxcontrol.load(domain, task, **task_kwargs)
+    env = _load(domain, task, **task_kwargs)
     return GymnasiumVectorEnv(env, num_envs, seed=seed, flatten=flatten)
 
 
 def register_all() -> None:
     """Registers `jaxcontrol/DOMAIN-TASK-v0` for every task (idempotent)."""
-    import jaxcontrol  # pylint: disable=import-outside-toplevel
-
-    for domain, task in jaxcontrol.ALL_TASKS:
+    for domain, task in REGISTRY.tasks():  # `jaxcontrol.ALL_TASKS`
         env_id = f"jaxcontrol/{domain}-{task}-v0"
         if env_id in gymnasium.registry:
             continue
