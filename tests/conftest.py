@@ -1,6 +1,6 @@
 """Shared test setup: headless OpenGL (or none), task parameterisation, test tiers.
 
-Tiers (README, "Tests"):
+Tiers (docs/testing.md):
   * default (CI): every test not marked `slow` or `full`;
   * full (`-m full`): the expensive per-task parity (PARITY.md's figures);
   * slow (`-m slow`): the learners' learning tests.

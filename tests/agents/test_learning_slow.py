@@ -4,8 +4,8 @@ Thresholds, with fixed seeds, evaluated by the suite protocol (1000-step
 episodes, no exploration noise, sum of rewards):
 
 * PPO, cartpole-balance, 1.02M steps through the CLI: mean >= 800 over 100 episodes.
-* PPO, cartpole-swingup, 10M steps through the CLI with the README's swing-up
-  settings: mean >= 845.5 (D4PG's published score after 1e8 steps).
+* PPO, cartpole-swingup, 10M steps through the CLI with the swing-up settings
+  of docs/training.md: mean >= 845.5 (D4PG's published score after 1e8 steps).
 * SAC and D4PG, cartpole-balance: mean >= 700 over 20 episodes. A uniformly
   random policy scores about 300 there (asserted below, < 450).
 * D4PG from pixels, cartpole-balance, 70k policy steps at action repeat 8 through
