@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import jaxcontrol
-from jaxcontrol import equivalence, mjx_fixes, parity, soak_checkpoint
-from jaxcontrol.parity import cli as parity_cli
-from jaxcontrol.registry import REGISTRY
+from jaxcontrol import mjx_fixes, parity, reference, soak_checkpoint
+from jaxcontrol.cli import parity as parity_command
+from jaxcontrol.parity import campaign
 
 # Two shards of 4 environments, 6 steps in chunks of 2: one compile for the module's soaks.
 SMALL = {"num_envs": 8, "steps": 6, "shards": 2, "checkpoint_every": 2}
@@ -150,7 +150,7 @@ def test_a_shard_stopped_midway_resumes_bit_identically_without_the_datas_impl(
     constraints, the mass matrix). A shard resumed from one, with those fields NaN,
     ends bit-identical to the shard that never stopped: the step computes them
     again before it reads them."""
-    with equivalence.precision(False):
+    with reference.precision(False):
         env = jaxcontrol.load(*soaked)
         run = parity.soaks._soak(env, 4, 6, 2)
         whole = parity.soaks._soak_shard(run, 1)
@@ -382,8 +382,8 @@ def test_returns_run_in_quarters_that_resume_to_the_uninterrupted_result(env, tm
 
 
 def _sinusoid(env):
-    dm_env = equivalence.reference_for(env, 0)
-    steps = equivalence.episode_steps(env)
+    dm_env = reference.reference_for(env, 0)
+    steps = reference.episode_steps(env)
     return parity.open_loop_actions(dm_env.action_spec(), "sinusoid", steps)
 
 
@@ -421,11 +421,11 @@ def test_cli_measures_only_missing_pieces_and_writes_each_at_once(tmp_path, monk
     monkeypatch.setattr(
         parity.records, "PIECES", {"first": fake("first"), "second": fake("second")}
     )
-    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "first,second"]
-    assert parity.main(args) == 0
+    args = ["--env", "pendulum-swingup", "--records", str(tmp_path), "--pieces", "first,second"]
+    assert parity_command.main(args) == 0
     assert calls == ["first", "second"]
     parity.write_record(tmp_path, {"task": "pendulum-swingup", "second": {}})  # lost
-    assert parity.main([*args, "--missing"]) == 0
+    assert parity_command.main([*args, "--missing"]) == 0
     assert calls == ["first", "second", "second"]
     record = parity.read_record(tmp_path, "pendulum-swingup")
     assert record["first"]["value"] == "first" and record["second"]["value"] == "second"
@@ -441,13 +441,13 @@ def test_cli_render_with_a_task_named_measures_nothing_unless_pieces_are_named(
         parity.records, "PIECES", {"only": lambda *args: calls.append(1) or {"value": 1}}
     )
     out = tmp_path / "PARITY.md"
-    base = ["pendulum-swingup", "--records", str(tmp_path), "--render", "--out", str(out)]
-    assert parity.main(base) == 2 and not calls and not out.exists()
-    message = capsys.readouterr().out
+    base = ["--env", "pendulum-swingup", "--records", str(tmp_path), "--render", "--out", str(out)]
+    assert parity_command.main(base) == 2 and not calls and not out.exists()
+    message = capsys.readouterr().err
     assert "'jaxcontrol parity --render' with no task" in message and "of only" in message
-    assert parity.main([*base, "--pieces", "only"]) == 0 and calls == [1] and out.exists()
-    assert parity.main([*base, "--missing"]) == 0 and calls == [1]  # nothing missing
-    assert parity.main(["--records", str(tmp_path), "--render", "--out", str(out)]) == 0
+    assert parity_command.main([*base, "--pieces", "only"]) == 0 and calls == [1] and out.exists()
+    assert parity_command.main([*base, "--missing"]) == 0 and calls == [1]  # nothing missing
+    assert parity_command.main(["--records", str(tmp_path), "--render", "--out", str(out)]) == 0
 
 
 def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch, capsys):
@@ -458,11 +458,19 @@ def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch
         return {"value": 1}
 
     monkeypatch.setattr(parity.records, "PIECES", {"only": piece})
-    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only", "--missing"]
-    assert parity.main(args) == 0
+    args = [
+        "--env",
+        "pendulum-swingup",
+        "--records",
+        str(tmp_path),
+        "--pieces",
+        "only",
+        "--missing",
+    ]
+    assert parity_command.main(args) == 0
     record = parity.read_record(tmp_path, "pendulum-swingup")
     assert record["only"]["solver_caps"] is None  # dm_control's settings
-    assert parity.main(args) == 0 and calls == [None]  # done: not measured again
+    assert parity_command.main(args) == 0 and calls == [None]  # done: not measured again
 
     # The task now lowers its caps: the piece is stale, reported and measured again.
     caps = (8, 8)
@@ -470,7 +478,7 @@ def test_pieces_measured_under_other_solver_caps_are_stale(tmp_path, monkeypatch
     assert parity.missed_targets(record, ["only"], list(caps)) == [
         "measured under other solver settings: only"
     ]
-    assert parity.main(args) == 0 and calls == [None, [8, 8]]
+    assert parity_command.main(args) == 0 and calls == [None, [8, 8]]
     assert parity.read_record(tmp_path, "pendulum-swingup")["only"]["solver_caps"] == [8, 8]
     assert "all targets met" in capsys.readouterr().out
 
@@ -489,15 +497,23 @@ def test_missing_measures_again_the_pieces_of_another_jax(tmp_path, monkeypatch)
     old = {"value": 1, "solver_caps": None}
     parity.write_record(tmp_path, {"task": "pendulum-swingup", "only": {**old, "jax": "0.0.1"}})
     parity.write_record(tmp_path, {"task": "acrobot-swingup", "only": old})  # names no JAX
-    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only", "--missing"]
-    assert parity.main(args) == 0 and calls == ["swingup"]
+    args = [
+        "--env",
+        "pendulum-swingup",
+        "--records",
+        str(tmp_path),
+        "--pieces",
+        "only",
+        "--missing",
+    ]
+    assert parity_command.main(args) == 0 and calls == ["swingup"]
     record = parity.read_record(tmp_path, "pendulum-swingup")
     assert record["only"]["value"] == 2 and record["only"]["jax"] == jax.__version__
-    assert parity.main(args) == 0 and calls == ["swingup"]  # now current: kept
+    assert parity_command.main(args) == 0 and calls == ["swingup"]  # now current: kept
     assert parity.solver_caps("acrobot", "swingup") is None  # so not stale for its caps
     acrobot = parity.read_record(tmp_path, "acrobot-swingup")
-    assert parity_cli._needs(acrobot, "acrobot", "swingup", "only")
-    assert not parity_cli._needs(record, "pendulum", "swingup", "only")
+    assert campaign.needs(acrobot, "acrobot", "swingup", "only")
+    assert not campaign.needs(record, "pendulum", "swingup", "only")
 
 
 def test_pieces_measured_under_stock_mjx_are_stale_for_elliptic_tasks(tmp_path, monkeypatch):
@@ -520,10 +536,10 @@ def test_pieces_measured_under_stock_mjx_are_stale_for_elliptic_tasks(tmp_path, 
     assert parity.missed_targets(old, ["only"], None, fix) == [
         f"measured under other MJX fixes (now {fix[0]}): only"
     ]
-    args = ["finger-spin", "--records", str(tmp_path), "--pieces", "only", "--missing"]
-    assert parity.main(args) == 0 and configs == [fix]
+    args = ["--env", "finger-spin", "--records", str(tmp_path), "--pieces", "only", "--missing"]
+    assert parity_command.main(args) == 0 and configs == [fix]
     assert parity.read_record(tmp_path, "finger-spin")["only"]["mjx_fixes"] == fix
-    assert parity.main(args) == 0 and configs == [fix]  # done: not measured again
+    assert parity_command.main(args) == 0 and configs == [fix]  # done: not measured again
     fixed = parity.piece_progress("finger", "spin", "soak", tmp_path)
     assert fixed.config["mjx_fixes"] == fix
     stock_config = {k: v for k, v in fixed.config.items() if k != "mjx_fixes"}
@@ -567,8 +583,8 @@ def test_each_piece_names_its_jax_version_and_parity_md_shows_them(tmp_path, mon
     monkeypatch.setattr(
         parity.records, "PIECES", {"only": lambda domain, task, progress: {"value": 1}}
     )
-    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "only"]
-    assert parity.main(args) == 0
+    args = ["--env", "pendulum-swingup", "--records", str(tmp_path), "--pieces", "only"]
+    assert parity_command.main(args) == 0
     record = parity.read_record(tmp_path, "pendulum-swingup")
     assert record["only"]["jax"] == jax.__version__
     # A piece from before pieces named their version takes its record's.
@@ -624,16 +640,18 @@ def test_cli_parts_are_validated_against_the_piece(capsys):
         (["--pieces", "soak,returns", "--parts", "shard0"], "needs exactly one of the pieces"),
         (["--pieces", "episode", "--parts", "shard0"], "needs exactly one of the pieces"),
     ]:
-        assert parity.main(["pendulum-swingup", *argv]) == 2
-        assert expected in capsys.readouterr().out
+        assert parity_command.main(["--env", "pendulum-swingup", *argv]) == 2
+        assert expected in capsys.readouterr().err
     with pytest.raises(ValueError, match="valid parts: zero.0, zero.1"):
         parity.measure_piece("pendulum", "swingup", "returns", parts=["sine"])
 
 
 def test_soak_shards_are_the_tasks_and_key_its_progress(env, tmp_path):
-    """A task's `soak_shards` sets the soak's layout, its valid parts and its
-    progress config (stacker's shards of 32 fit a session on one CPU core)."""
-    shards = {REGISTRY.prototype(*task).soak_shards for task in jaxcontrol.ALL_TASKS}
+    """A task's soak shards (`parity.settings.soak_shards`) set the soak's layout, its
+    valid parts and its progress config (stacker's shards of 32 fit a session on one
+    CPU core)."""
+    shards = {parity.settings.soak_shards(*task) for task in jaxcontrol.ALL_TASKS}
+    assert set(parity.settings.TASK_SOAK_SHARDS) <= set(jaxcontrol.ALL_TASKS)
     assert shards == {8, 32} and all(parity.SOAK_ENVS % count == 0 for count in shards)
     stack, pendulum = ("stacker", "stack_2"), ("pendulum", "swingup")
     assert parity.parts_error(["soak"], ["shard31", "replay"], [stack]) is None
@@ -644,11 +662,12 @@ def test_soak_shards_are_the_tasks_and_key_its_progress(env, tmp_path):
         for piece in ["soak", "returns"]
     }
     assert configs[stack, "soak"]["soak_shards"] == 32
-    # The default's config is as it was before soak_shards, and returns' have none.
+    # The default's config names no shards, and returns' have none.
     assert "soak_shards" not in configs[pendulum, "soak"]
     assert "soak_shards" not in configs[stack, "returns"]
     soak = parity.soak(env, num_envs=32, steps=6, checkpoint_every=2)
-    assert soak["shards"] == env.task.soak_shards == 8 and soak["steps"] == 192
+    assert soak["shards"] == parity.settings.soak_shards(env.domain, env.task_name) == 8
+    assert soak["steps"] == 192
 
 
 def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, monkeypatch, capsys):
@@ -672,7 +691,7 @@ def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, mo
     monkeypatch.setattr(parity.records, "PIECES", {"long": piece})
     monkeypatch.setattr(parity.settings, "RESUMABLE", ("long",))
     monkeypatch.setattr(parity.settings, "piece_parts", lambda piece, shards=8: ("a", "b"))
-    args = ["pendulum-swingup", "--records", str(tmp_path), "--pieces", "long", "--parts"]
+    args = ["--env", "pendulum-swingup", "--records", str(tmp_path), "--pieces", "long", "--parts"]
 
     def read():
         return parity.read_record(tmp_path, "pendulum-swingup")
@@ -681,9 +700,9 @@ def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, mo
     marker = progress_file.with_suffix(".completing")
 
     # b alone: a is left; then a, with b saved, completes the piece in passing.
-    assert parity.main([*args, "b"]) == 0
+    assert parity_command.main([*args, "b"]) == 0
     assert "left to other runs: a" in capsys.readouterr().out and "long" not in read()
-    assert parity.main([*args, "a"]) == 0 and read()["long"]["value"] == 2
+    assert parity_command.main([*args, "a"]) == 0 and read()["long"]["value"] == 2
     assert "all targets met" in capsys.readouterr().out
     assert measured == ["b", "a"] and not progress_file.exists()
 
@@ -691,12 +710,12 @@ def test_cli_runs_sharing_parts_write_the_record_once_all_are_saved(tmp_path, mo
     parity.write_record(tmp_path, {"task": "pendulum-swingup", "long": {}})
     meanwhile.append(the_other_run_saves_a)
     marker.touch()  # ... and the other run has claimed the completion
-    assert parity.main([*args, "b"]) == 0
+    assert parity_command.main([*args, "b"]) == 0
     assert "being completed by another run" in capsys.readouterr().out
     assert read()["long"] == {} and progress_file.exists()
     marker.unlink()
     progress_file.unlink()
-    assert parity.main([*args, "b"]) == 0  # this time, b's run claims it
+    assert parity_command.main([*args, "b"]) == 0  # this time, b's run claims it
     assert read()["long"]["value"] == 2 and read()["long"]["resumed_parts"] == ["a", "b"]
     assert "all targets met" in capsys.readouterr().out
     assert list(progress_file.parent.iterdir()) == []  # no parts, no marker left

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from markers import needs_gl
 
+from jaxcontrol.cli import video as video_command
 from jaxcontrol.render import video
 
 needs_encoder = pytest.mark.skipif(
@@ -67,7 +68,7 @@ def test_frame_stride_plays_in_real_time():
 )
 def test_video_bad_arguments(args, expected, tmp_path, capsys):
     out = tmp_path / "x.mp4"
-    assert video.main([*args, "--out", str(out)]) == 2
+    assert video_command.main([*args, "--out", str(out)]) == 2
     assert expected in _one_error_line(capsys)
     assert not out.exists()
 
@@ -76,7 +77,7 @@ def test_video_bad_arguments(args, expected, tmp_path, capsys):
 @needs_encoder
 def test_video_of_a_random_policy(tmp_path, capsys):
     out = str(tmp_path / "random.mp4")
-    assert video.main(["--env", "cartpole-swingup", "--seconds", "0.4", "--out", out]) == 0
+    assert video_command.main(["--env", "cartpole-swingup", "--seconds", "0.4", "--out", out]) == 0
     assert "10 frames" in capsys.readouterr().out
     meta, frames = video.read_mp4(out)
     assert len(frames) == 10 and frames[0].shape == (240, 320, 3) and meta["fps"] == 25
@@ -92,11 +93,11 @@ def test_train_video_writes_one_evaluation_episode(tmp_path, capsys):
     import jax.numpy as jnp
 
     import jaxcontrol
-    from jaxcontrol.agents import cli
+    from jaxcontrol.cli import train
 
     env = jaxcontrol.load("cartpole", "balance", time_limit=0.2)
     learner = types.SimpleNamespace(policy=lambda params, obs: jnp.full((1, 1), params))
-    cli._write_video(str(tmp_path), env, learner, 0.5, seed=0)
+    train.write_video(str(tmp_path), env, learner, 0.5, seed=0)
     assert "video.mp4 (5 frames)" in capsys.readouterr().out
     assert len(video.read_mp4(str(tmp_path / "video.mp4"))[1]) == 5
 
@@ -109,16 +110,16 @@ def test_train_video_and_video_of_the_run(tmp_path, capsys):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "agents"))
     from agent_configs import TINY_PPO_CLI
 
-    from jaxcontrol.agents import cli
+    from jaxcontrol.cli import train
 
     out = str(tmp_path / "run")
     args = [*TINY_PPO_CLI, "--eval-episodes", "2", "--out", out, "--video", "--no-progress"]
-    assert cli.train_main(args) == 0
+    assert train.main(args) == 0
     _, frames = video.read_mp4(os.path.join(out, "video.mp4"))
     assert len(frames) == 250  # one 1000-step episode at 25 fps
     mp4 = str(tmp_path / "policy.mp4")
     assert (
-        video.main(["--run", out, "--seconds", "0.2", "--out", mp4, "--camera", "lookatcart"]) == 0
+        video_command.main(["--run", out, "--seconds", "0.2", "--out", mp4, "--camera", "lookatcart"]) == 0
     )
     assert "ppo policy of checkpoint" in capsys.readouterr().out
     assert len(video.read_mp4(mp4)[1]) == 5

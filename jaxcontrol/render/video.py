@@ -1,7 +1,7 @@
 """Videos of a policy: a jitted rollout on the device, frames by `CpuRenderer`, mp4 by ffmpeg.
 
-    jaxcontrol video --env cheetah-run --seconds 10 --out cheetah.mp4      # random policy
-    jaxcontrol video --run runs/a --seconds 10 --out a.mp4                 # a run's policy
+`record(env, path, seconds, policy, params)` writes one; `jaxcontrol video` is its
+command line.
 
 Encoding needs the `video` extra (`pip install 'jaxcontrol[video]'`:
 imageio-ffmpeg, which ships an ffmpeg binary for common platforms); rendering
@@ -201,75 +201,3 @@ def record(
     frames = render_trajectory(env, trajectory, height, width, camera_id)
     write_mp4(path, frames, fps)
     return len(frames)
-
-
-def main(argv: list[str]) -> int:
-    """Entry point of `jaxcontrol video`; returns the exit status."""
-    from jaxcontrol.agents import cli  # pylint: disable=import-outside-toplevel
-    from jaxcontrol.render import gl  # pylint: disable=import-outside-toplevel
-
-    p = cli._Parser(  # pylint: disable=protected-access
-        prog="jaxcontrol video",
-        description="Record an mp4 of a run's policy (--run) or of a random policy.",
-    )
-    p.add_argument("--env", default=None, help="DOMAIN-TASK (default: the run's)")
-    p.add_argument("--run", default=None, help="a run directory of `jaxcontrol train`")
-    p.add_argument("--seconds", type=float, default=10.0, help="simulated seconds")
-    p.add_argument("--out", required=True, help="the mp4 to write")
-    p.add_argument("--camera", default="0", help="camera index or name (default 0)")
-    p.add_argument("--height", type=cli._integer(2, 4096), default=240)  # pylint: disable=protected-access
-    p.add_argument("--width", type=cli._integer(2, 4096), default=320)  # pylint: disable=protected-access
-    p.add_argument("--seed", type=cli._integer(0, 2**32 - 1), default=0)  # pylint: disable=protected-access
-    try:
-        args = p.parse_args(argv)
-        if args.env is None and args.run is None:
-            raise cli.UsageError("give --env DOMAIN-TASK, or --run RUN_DIR (or both)")
-        if not (math.isfinite(args.seconds) and 0 < args.seconds <= 3600):
-            raise cli.UsageError(f"--seconds must be in (0, 3600], got {args.seconds}")
-        if args.height % 2 or args.width % 2:
-            raise cli.UsageError("--height and --width must be even (the mp4's yuv420p needs it)")
-        camera = int(args.camera) if args.camera.lstrip("-").isdigit() else args.camera
-        require_encoder()
-        run = None
-        if args.run is not None:
-            run = cli.read_run(args.run)
-            if args.env is not None and args.env != run[0]["env"]:
-                raise cli.UsageError(f"--env {args.env} but the run trained {run[0]['env']}")
-        domain, task = cli._parse_env(args.env or run[0]["env"])  # pylint: disable=protected-access
-        gl.require()
-        import jaxcontrol  # pylint: disable=import-outside-toplevel
-        from jaxcontrol.render import cpu  # pylint: disable=import-outside-toplevel
-
-        env = jaxcontrol.load(domain, task)
-        cpu.camera_index(env.mj_model, camera)
-        mj = env.mj_model.vis.global_
-        cpu.check_size(args.height, args.width, (mj.offheight, mj.offwidth))
-    except (cli.UsageError, ValueError, TypeError, ImportError, gl.RenderingUnavailable) as e:
-        return cli._fail(str(e))  # pylint: disable=protected-access
-
-    policy = params = None
-    if run is not None:
-        info, domain, task, config = run
-        env, learner, params, _, step = cli.restore_policy(
-            args.run, info, domain, task, config, "video"
-        )
-        if step is None:
-            return cli._fail(f"no intact checkpoint in {args.run!r}", status=1)  # pylint: disable=protected-access
-        policy = learner.policy
-        print(f"video: {info['agent']} policy of checkpoint {step} from {args.run}")
-    try:
-        frames = record(
-            env,
-            args.out,
-            args.seconds,
-            policy,
-            params,
-            seed=args.seed,
-            height=args.height,
-            width=args.width,
-            camera_id=camera,
-        )
-    except OSError as e:
-        return cli._fail(f"cannot write {args.out!r}: {e}", status=1)  # pylint: disable=protected-access
-    print(f"video: wrote {args.out} ({frames} frames, {args.seconds:g} s of {domain}-{task})")
-    return 0

@@ -11,9 +11,10 @@ from agent_configs import TINY_PPO_CLI
 from toy_cli import TOY_ARGS, use_toy_env
 
 from jaxcontrol import baselines, cpu_physics
-from jaxcontrol.agents import cli
 from jaxcontrol.agents.common import run as run_lib
+from jaxcontrol.agents.common import run_dir
 from jaxcontrol.agents.common.run import WALL_FIELDS
+from jaxcontrol.cli import evaluate, train
 
 # One xdist worker per module, so module-scoped fixtures build once under
 # `pytest -n 2 --dist loadgroup`.
@@ -31,12 +32,12 @@ def _one_error_line(capsys):
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["--env", "cartpole-nope", "--agent", "ppo", "--steps", "10"], "unknown env"),
+        (["--env", "cartpole-nope", "--agent", "ppo", "--steps", "10"], "unknown task"),
         (
             ["--env", "cheetah-rum", "--agent", "ppo", "--steps", "10"],
             "did you mean 'cheetah-run'?",
         ),
-        (["--env", "cartpole", "--agent", "ppo", "--steps", "10"], "unknown env"),
+        (["--env", "cartpole", "--agent", "ppo", "--steps", "10"], "unknown task"),
         (["--env", "cartpole-balance", "--agent", "dqn", "--steps", "10"], "unknown agent"),
         (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "0"], "an integer in [1, "),
         (["--env", "cartpole-balance", "--agent", "ppo", "--steps", "-5"], "an integer in [1, "),
@@ -71,7 +72,7 @@ def _one_error_line(capsys):
 )
 def test_bad_flags_fail_with_one_line_and_write_nothing(args, expected, tmp_path, capsys):
     out = tmp_path / "run"
-    assert cli.train_main([*args, "--out", str(out)]) == 2
+    assert train.main([*args, "--out", str(out)]) == 2
     assert expected in _one_error_line(capsys)
     assert not out.exists()
 
@@ -79,7 +80,7 @@ def test_bad_flags_fail_with_one_line_and_write_nothing(args, expected, tmp_path
 def test_unwritable_out(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    rc = cli.train_main(
+    rc = train.main(
         [
             "--env",
             "cartpole-balance",
@@ -95,7 +96,7 @@ def test_unwritable_out(tmp_path, capsys):
 
 
 def test_evaluate_without_run(tmp_path, capsys):
-    assert cli.evaluate_main([str(tmp_path)]) == 2
+    assert evaluate.main([str(tmp_path)]) == 2
     assert "no run" in _one_error_line(capsys)
 
 
@@ -108,7 +109,7 @@ def straight_run(tmp_path_factory, xla_cache):
     """One tiny PPO run on the real cartpole through the CLI (2 chunks)."""
     del xla_cache
     out = str(tmp_path_factory.mktemp("cli") / "straight")
-    assert cli.train_main([*TINY_PPO, "--out", out]) == 0
+    assert train.main([*TINY_PPO, "--out", out]) == 0
     return out
 
 
@@ -129,19 +130,19 @@ def test_train_writes_outputs(straight_run):
 def test_existing_run_and_mismatched_resume_are_refused(straight_run, capsys):
     with open(os.path.join(straight_run, "eval.json")) as f:
         before = f.read()
-    assert cli.train_main([*TINY_PPO, "--out", straight_run]) == 2
+    assert train.main([*TINY_PPO, "--out", straight_run]) == 2
     assert "already holds a run" in _one_error_line(capsys)
     assert (
-        cli.train_main([*TINY_PPO, "--set", "learning_rate=0.5", "--out", straight_run, "--resume"])
+        train.main([*TINY_PPO, "--set", "learning_rate=0.5", "--out", straight_run, "--resume"])
         == 2
     )
     assert "learning_rate" in _one_error_line(capsys)
-    assert cli.train_main([*TINY_PPO, "--seed", "4", "--out", straight_run, "--resume"]) == 2
+    assert train.main([*TINY_PPO, "--seed", "4", "--out", straight_run, "--resume"]) == 2
     assert "seed" in _one_error_line(capsys)
     ran_on = cpu_physics.default_backend()  # the run named none
     other = next(b for b in cpu_physics.BACKENDS if b != ran_on)
     resumed_on_other = [*TINY_PPO, "--backend", other, "--out", straight_run, "--resume"]
-    assert cli.train_main(resumed_on_other) == 2
+    assert train.main(resumed_on_other) == 2
     assert f"backend {ran_on!r} != {other!r}" in _one_error_line(capsys)
     with open(os.path.join(straight_run, "eval.json")) as f:
         assert f.read() == before
@@ -153,14 +154,14 @@ def test_the_default_backend_is_the_machines_and_a_resume_keeps_the_runs(tmp_pat
     expected = "mujoco" if jax.default_backend() == "cpu" else "mjx"
     assert cpu_physics.default_backend() == expected
     fresh = argparse.Namespace(resume=False, distributed=False, out=str(tmp_path))
-    assert cli._default_backend(fresh) == expected
+    assert train.default_backend(fresh) == expected
     multi_host = argparse.Namespace(resume=False, distributed=True, out=str(tmp_path))
-    assert cli._default_backend(multi_host) == "mjx"  # JAX must not start before initialize
+    assert train.default_backend(multi_host) == "mjx"  # JAX must not start before initialize
     for saved, kept in (({"backend": "mujoco"}, "mujoco"), ({}, "mjx")):  # {}: before --backend
         with open(tmp_path / "run.json", "w") as f:
             json.dump({"env": "cartpole-balance", **saved}, f)
         resumed = argparse.Namespace(resume=True, distributed=False, out=str(tmp_path))
-        assert cli._default_backend(resumed) == kept
+        assert train.default_backend(resumed) == kept
 
 
 def test_train_on_the_other_backend(tmp_path, xla_cache):
@@ -169,13 +170,13 @@ def test_train_on_the_other_backend(tmp_path, xla_cache):
     del xla_cache
     other = next(b for b in cpu_physics.BACKENDS if b != cpu_physics.default_backend())
     out = str(tmp_path / other)
-    assert cli.train_main([*TINY_PPO, "--backend", other, "--out", out]) == 0
+    assert train.main([*TINY_PPO, "--backend", other, "--out", out]) == 0
     with open(os.path.join(out, "run.json")) as f:
-        assert cli.backend(json.load(f)) == other
+        assert run_dir.backend(json.load(f)) == other
     with open(os.path.join(out, "eval.json")) as f:
         trained = json.load(f)
     assert trained["episodes"] == 2 and trained["env_steps"] == 2048
-    assert cli.evaluate_main([out, "--episodes", "2"]) == 0
+    assert evaluate.main([out, "--episodes", "2"]) == 0
     with open(os.path.join(out, "eval.json")) as f:
         assert json.load(f)["returns"] == trained["returns"]
 
@@ -183,7 +184,7 @@ def test_train_on_the_other_backend(tmp_path, xla_cache):
 def test_evaluate_rewrites_eval_json(straight_run):
     os.unlink(os.path.join(straight_run, "eval.json"))
     # Same episode count as training's evaluation: the compiled program is reused.
-    assert cli.evaluate_main([straight_run, "--episodes", "2"]) == 0
+    assert evaluate.main([straight_run, "--episodes", "2"]) == 0
     with open(os.path.join(straight_run, "eval.json")) as f:
         again = json.load(f)
     assert again["episodes"] == 2 and again["env_steps"] == 2048
@@ -192,7 +193,7 @@ def test_evaluate_rewrites_eval_json(straight_run):
 def test_evaluate_in_dm_control(straight_run, capsys):
     """The run's policy inside dm_control's own cartpole: a file beside eval.json,
     and a line that sets both returns side by side."""
-    assert cli.evaluate_main([straight_run, "--episodes", "2", "--in-dm-control"]) == 0
+    assert evaluate.main([straight_run, "--episodes", "2", "--in-dm-control"]) == 0
     with open(os.path.join(straight_run, "eval_dm_control.json")) as f:
         theirs = json.load(f)
     assert theirs["episodes"] == 2 and theirs["env_steps"] == 2048
@@ -204,7 +205,7 @@ def test_evaluate_in_dm_control(straight_run, capsys):
 
 def test_evaluate_in_dm_control_without_dm_control(straight_run, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "dm_control", None)  # `import dm_control` fails
-    assert cli.evaluate_main([straight_run, "--in-dm-control"]) == 2
+    assert evaluate.main([straight_run, "--in-dm-control"]) == 2
     assert "pip install 'jaxcontrol[test]'" in _one_error_line(capsys)
 
 
@@ -222,9 +223,9 @@ def test_cli_resume_on_real_env_is_bit_identical(straight_run, tmp_path, monkeyp
 
     monkeypatch.setattr(run_lib, "train_loop", crashing_loop)
     with pytest.raises(Interrupt):
-        cli.train_main([*TINY_PPO, "--out", broken])
+        train.main([*TINY_PPO, "--out", broken])
     monkeypatch.setattr(run_lib, "train_loop", real_loop)
-    assert cli.train_main([*TINY_PPO, "--out", broken, "--resume"]) == 0
+    assert train.main([*TINY_PPO, "--out", broken, "--resume"]) == 0
     strip = lambda lines: [{k: v for k, v in l.items() if k not in WALL_FIELDS} for l in lines]
     assert strip(run_lib.read_metrics(straight_run)) == strip(run_lib.read_metrics(broken))
     with open(os.path.join(broken, "eval.json")) as f:
@@ -238,7 +239,7 @@ def test_action_repeat_is_part_of_the_run(tmp_path, monkeypatch, capsys):
     use_toy_env(monkeypatch)
     out = str(tmp_path / "repeat")
     args = [*TOY_ARGS, "--action-repeat", "2", "--out", out]
-    assert cli.train_main(args) == 0
+    assert train.main(args) == 0
     with open(os.path.join(out, "run.json")) as f:
         assert json.load(f)["action_repeat"] == 2
     with open(os.path.join(out, "eval.json")) as f:
@@ -246,8 +247,8 @@ def test_action_repeat_is_part_of_the_run(tmp_path, monkeypatch, capsys):
     # The toy's 50 steps are 25 of ActionRepeat(2); a return sums all 50 rewards.
     assert result["action_repeat"] == 2 and 0.0 < result["mean_return"] <= 50.0
     capsys.readouterr()
-    assert cli.train_main([*args[:-4], "--action-repeat", "3", "--out", out, "--resume"]) == 2
+    assert train.main([*args[:-4], "--action-repeat", "3", "--out", out, "--resume"]) == 2
     assert "action_repeat 2 != 3" in _one_error_line(capsys)
-    assert cli.evaluate_main([out, "--episodes", "2"]) == 0
+    assert evaluate.main([out, "--episodes", "2"]) == 0
     with open(os.path.join(out, "eval.json")) as f:
         assert json.load(f)["returns"] == result["returns"]

@@ -7,7 +7,7 @@ import pytest
 from conftest import _persistent_cache
 from toy_cli import TOY_ARGS, use_toy_env
 
-from jaxcontrol.agents import cli
+from jaxcontrol.cli import compile_cache, train
 
 
 @pytest.fixture
@@ -40,27 +40,27 @@ def test_the_cache_directory_is_the_flags_then_jaxs_then_ours(
 ):
     monkeypatch.delenv("JAXCONTROL_COMPILE_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cli.use_compile_cache(None) == os.path.join(tmp_path, "jaxcontrol", "xla")
+    assert compile_cache.use(None) == os.path.join(tmp_path, "jaxcontrol", "xla")
     jax.config.update("jax_compilation_cache_dir", None)
     flag, ours = str(tmp_path / "flag"), str(tmp_path / "ours")
-    assert cli.use_compile_cache(flag) == flag
+    assert compile_cache.use(flag) == flag
     assert jax.config.jax_compilation_cache_dir == flag
-    assert cli.use_compile_cache(None) == flag  # set already (JAX_COMPILATION_CACHE_DIR)
+    assert compile_cache.use(None) == flag  # set already (JAX_COMPILATION_CACHE_DIR)
     jax.config.update("jax_compilation_cache_dir", None)
     monkeypatch.setenv("JAXCONTROL_COMPILE_CACHE", ours)
-    assert cli.use_compile_cache(None) == ours
+    assert compile_cache.use(None) == ours
     jax.config.update("jax_compilation_cache_dir", None)
-    assert cli.use_compile_cache("none") is None
+    assert compile_cache.use("none") is None
     assert jax.config.jax_compilation_cache_dir is None
     monkeypatch.setenv("JAXCONTROL_COMPILE_CACHE", "none")
-    assert cli.use_compile_cache(None) is None
+    assert compile_cache.use(None) is None
     assert jax.config.jax_compilation_cache_dir is None
 
 
 def test_an_unusable_cache_folder_is_one_warning_not_an_error(fresh_cache_config, tmp_path, capsys):
     blocked = tmp_path / "file"
     blocked.write_text("")
-    assert cli.use_compile_cache(str(blocked / "xla")) is None
+    assert compile_cache.use(str(blocked / "xla")) is None
     assert jax.config.jax_compilation_cache_dir is None
     assert capsys.readouterr().err.startswith("warning: no compilation cache: ")
 
@@ -71,21 +71,21 @@ def test_a_second_run_compiles_nothing(fresh_cache_config, cache_events, tmp_pat
     cache = str(tmp_path / "xla")
     argv = [*TOY_ARGS, "--compile-cache", cache]
     jax.clear_caches()  # nothing compiled by earlier tests in this process is reused
-    assert cli.train_main([*argv, "--out", str(tmp_path / "a")]) == 0
+    assert train.main([*argv, "--out", str(tmp_path / "a")]) == 0
     first = _files(cache)
     assert first and cache_events["misses"] and not cache_events["hits"], cache_events
     cache_events.update(hits=0, misses=0)
     jax.clear_caches()  # as in a new process: no executables kept in memory
-    assert cli.train_main([*argv, "--out", str(tmp_path / "b")]) == 0
+    assert train.main([*argv, "--out", str(tmp_path / "b")]) == 0
     assert cache_events["hits"] and not cache_events["misses"], cache_events
     assert _files(cache) == first
-    evaluate = ["--compile-cache", cache, "--episodes", "2"]
-    assert cli.evaluate_main([str(tmp_path / "b"), *evaluate]) == 0
+    again = ["--compile-cache", cache, "--episodes", "2"]
+    assert evaluate.main([str(tmp_path / "b"), *again]) == 0
 
 
 def test_a_rejected_command_line_leaves_the_cache_alone(fresh_cache_config, tmp_path, capsys):
     cache = tmp_path / "xla"
     argv = ["--env", "cartpole-nope", "--agent", "ppo", "--steps", "10"]
-    rc = cli.train_main([*argv, "--out", str(tmp_path / "run"), "--compile-cache", str(cache)])
+    rc = train.main([*argv, "--out", str(tmp_path / "run"), "--compile-cache", str(cache)])
     assert rc == 2 and "cartpole-nope" in capsys.readouterr().err
     assert not cache.exists() and jax.config.jax_compilation_cache_dir is None

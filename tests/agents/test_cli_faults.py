@@ -22,12 +22,12 @@ import pytest
 from toy_cli import TOY_ARGS, use_toy_env
 from toy_env import ToyEnv
 
-from jaxcontrol.agents import cli
 from jaxcontrol.agents.common import checkpoint as ckpt_lib
 from jaxcontrol.agents.common import faults
 from jaxcontrol.agents.common import run as run_lib
 from jaxcontrol.agents.common.run import WALL_FIELDS
 from jaxcontrol.agents.ppo import PPOConfig, make_learner
+from jaxcontrol.cli import evaluate, train
 
 pytestmark = pytest.mark.xdist_group("agents_faults")  # shares toy_xla_cache
 
@@ -41,7 +41,7 @@ def straight_cli(tmp_path_factory, toy_xla_cache):
     out = str(tmp_path_factory.mktemp("cli") / "straight")
     with pytest.MonkeyPatch.context() as patch:
         use_toy_env(patch)
-        assert cli.train_main([*TOY_ARGS, "--out", out]) == 0
+        assert train.main([*TOY_ARGS, "--out", out]) == 0
     return out
 
 
@@ -145,7 +145,7 @@ def _verify_against_run_json(run_dir, step):
 
 
 def _cli(args, capsys):
-    rc = cli.train_main(args)
+    rc = train.main(args)
     return rc, capsys.readouterr().err.strip().splitlines()
 
 
@@ -228,7 +228,7 @@ def test_evaluate_skips_a_damaged_checkpoint(straight_cli, tmp_path, monkeypatch
     damaged = os.path.join(out, "checkpoints", "6", "policy", "_METADATA")
     with open(damaged, "ab") as f:
         f.write(b" ")
-    assert cli.evaluate_main([out, "--episodes", "2"]) == 0
+    assert evaluate.main([out, "--episodes", "2"]) == 0
     assert f"evaluate: skipped {damaged}: " in capsys.readouterr().err
     with open(os.path.join(out, "eval.json")) as f:
         assert json.load(f)["env_steps"] == 2048  # checkpoint 4 of 6

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxcontrol.agents import cli
 from jaxcontrol.agents.registry import AGENTS, get_agent
+from jaxcontrol.cli import evaluate, train
+from jaxcontrol.user_input import parse_whole_number
 
 pytestmark = pytest.mark.xdist_group("agents_cli_input")
 
@@ -38,9 +39,9 @@ def _train(argv):
         contextlib.redirect_stderr(err),
         contextlib.redirect_stdout(std),
     ):
-        patch.setattr(cli, "_check_writable", lambda out: (_ for _ in ()).throw(Valid()))
+        patch.setattr(train, "check_writable", lambda out: (_ for _ in ()).throw(Valid()))
         try:
-            rc = cli.train_main(argv)
+            rc = train.main(argv)
         except Valid:
             rc = Valid
     return rc, err.getvalue().splitlines(), std.getvalue()
@@ -116,9 +117,9 @@ def test_off_policy_config_ranges(agent, setting, expected, out):
 
 
 def test_evaluate_flags(tmp_path, capsys):
-    assert cli.evaluate_main([str(tmp_path), "--episodes", "0"]) == 2
+    assert evaluate.main([str(tmp_path), "--episodes", "0"]) == 2
     assert "--episodes: expected an integer in [1, " in capsys.readouterr().err
-    assert cli.evaluate_main([str(tmp_path), "--episodse", "3"]) == 2
+    assert evaluate.main([str(tmp_path), "--episodse", "3"]) == 2
     assert "did you mean '--episodes'" in capsys.readouterr().err
 
 
@@ -158,7 +159,7 @@ def _number(text):
 def _bad_flag():
     """(flag, value) pairs that no valid command line has."""
     nasty = st.sampled_from(["inf", "-inf", "nan", "1e400", "1.5", "1e-3", "", " ", "0x10"])
-    not_int = st.one_of(nasty, st.text(max_size=8)).filter(lambda t: cli._parse_int(t) is None)
+    not_int = st.one_of(nasty, st.text(max_size=8)).filter(lambda t: parse_whole_number(t) is None)
     out_of_range = {
         "--steps": st.one_of(st.integers(max_value=0), st.integers(min_value=10**15 + 1)),
         "--seed": st.one_of(st.integers(max_value=-1), st.integers(min_value=2**32)),
@@ -187,7 +188,7 @@ def bad_command_lines(draw):
     elif kind == "agent":
         argv[3] = draw(st.text(max_size=8).filter(lambda t: t not in AGENTS))
     elif kind == "unknown":
-        known = {f for a in cli._train_parser()._actions for f in a.option_strings}
+        known = {f for a in train.parser()._actions for f in a.option_strings}
         flag = draw(
             st.from_regex(r"--[a-z][a-z-]{0,12}", fullmatch=True).filter(lambda f: f not in known)
         )
@@ -208,12 +209,7 @@ def test_random_bad_command_lines_end_in_one_error_line(argv, out):
 
 
 TOKENS = [
-    *(
-        f
-        for a in cli._train_parser()._actions
-        for f in a.option_strings
-        if f not in ("-h", "--help")
-    ),
+    *(f for a in train.parser()._actions for f in a.option_strings if f not in ("-h", "--help")),
     *("cartpole-balance", "cheetah-run", *AGENTS, "1000", "0", "-1", "1e6", "nan", "x=1"),
     *("num_envs=8", "gamma=2", "learning_rate=3e-4", "hidden_sizes=8,8"),
 ]
@@ -238,7 +234,7 @@ def test_a_run_from_before_a_new_field_resumes_with_what_it_did():
     """PPO runs from before `stagger_episodes` ran in lock-step: resuming one needs
     `--set stagger_episodes=False`, and the refusal says so; other agents lack the field.
     Off-policy runs from before `random_shift` resume as they ran, unshifted."""
-    from jaxcontrol.agents.cli import _differences  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.agents.common.run_dir import differences as _differences  # pylint: disable=import-outside-toplevel
 
     run = {"env": "cartpole-swingup", "agent": "ppo", "seed": 0, "action_repeat": 1}
     saved = {**run, "config": {"num_envs": 128}}

@@ -23,10 +23,11 @@ import pytest
 from markers import needs_gl
 
 import jaxcontrol
-from jaxcontrol.agents import cli
 from jaxcontrol.agents.common.episodes import chunk_line
 from jaxcontrol.agents.common.evaluation import evaluate
 from jaxcontrol.agents.registry import get_agent
+from jaxcontrol.cli import evaluate as evaluate_command
+from jaxcontrol.cli import train
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +47,7 @@ OFF_POLICY = {
 def test_ppo_cartpole_balance_cli(tmp_path):
     out = str(tmp_path / "ppo")
     assert (
-        cli.train_main(
+        train.main(
             [
                 "--env",
                 "cartpole-balance",
@@ -86,7 +87,7 @@ def test_ppo_cartpole_swingup_reaches_d4pg_score(tmp_path):
     argv = ["--env", "cartpole-swingup", "--agent", "ppo", "--steps", "1e7", "--seed", "1"]
     for setting in PPO_SWINGUP:
         argv += ["--set", setting]
-    assert cli.train_main([*argv, "--out", out, "--no-progress"]) == 0
+    assert train.main([*argv, "--out", out, "--no-progress"]) == 0
     with open(os.path.join(out, "eval.json")) as f:
         result = json.load(f)
     print("ppo cartpole-swingup", result["mean_return"], result["stderr"], result["wall_seconds"])
@@ -145,8 +146,8 @@ def test_d4pg_from_pixels_balances_cartpole_in_both_renderers(tmp_path):
     argv += ["--steps", "70000", "--seed", "0", "--eval-episodes", "20"]
     for setting in D4PG_PIXELS:
         argv += ["--set", setting]
-    assert cli.train_main([*argv, "--out", out, "--no-progress"]) == 0
-    assert cli.evaluate_main([out, "--episodes", "20", "--in-dm-control"]) == 0
+    assert train.main([*argv, "--out", out, "--no-progress"]) == 0
+    assert evaluate_command.main([out, "--episodes", "20", "--in-dm-control"]) == 0
     results = {}
     for name in ("eval.json", "eval_dm_control.json"):
         with open(os.path.join(out, name)) as f:

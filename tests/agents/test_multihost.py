@@ -109,13 +109,14 @@ def test_two_processes_train_as_one_four_device_run(runs):
 
 
 def _check_out_many_times(out, times, errors):
-    from jaxcontrol.agents import cli  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.cli import args as cli_args  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.cli import train  # pylint: disable=import-outside-toplevel
 
     failures = 0
     for _ in range(times):
         try:
-            cli._check_writable(out)  # pylint: disable=protected-access
-        except cli.UsageError:
+            train.check_writable(out)
+        except cli_args.UsageError:
             failures += 1
     errors.put(failures)
 

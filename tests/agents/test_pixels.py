@@ -23,14 +23,15 @@ from toy_cli import use_toy_env
 from toy_env import ToyEnv
 
 import jaxcontrol.wrappers
-from jaxcontrol.agents import cli
-from jaxcontrol.agents.common import offpolicy
+from jaxcontrol.agents.common import offpolicy, run_dir
 from jaxcontrol.agents.common.augment import random_shift
 from jaxcontrol.agents.common.evaluation import evaluate
 from jaxcontrol.agents.common.networks import Conv3x3, PixelEncoder
 from jaxcontrol.agents.d4pg.train import D4PG
 from jaxcontrol.agents.registry import get_agent
 from jaxcontrol.agents.sac.train import SAC
+from jaxcontrol.cli import evaluate as evaluate_command
+from jaxcontrol.cli import train
 from jaxcontrol.wrappers import AutoReset, FrameStack, Wrapper
 
 pytestmark = pytest.mark.xdist_group("agents_pixels")
@@ -335,7 +336,7 @@ PIXEL_ARGS = [
 def test_cli_pixels_is_refused_for_ppo(tmp_path, capsys):
     out = tmp_path / "run"
     args = ["--env", "cartpole-balance", "--agent", "ppo", "--pixels", "--steps", "10"]
-    assert cli.train_main([*args, "--out", str(out)]) == 2
+    assert train.main([*args, "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     expected = (
         "error: --pixels: ppo learns from state observations only; "
@@ -343,22 +344,24 @@ def test_cli_pixels_is_refused_for_ppo(tmp_path, capsys):
     )
     assert err == [expected]
     assert not out.exists()
-    defaults = cli.run_defaults("d4pg", pixels=True, action_repeat=1)
-    assert defaults == cli.PIXEL_DEFAULTS
-    config = cli.build_config("d4pg", 10, [], defaults)
-    assert config.replay_capacity == cli.PIXEL_DEFAULTS["replay_capacity"]
-    assert cli.build_config("d4pg", 10, ["replay_capacity=256"], defaults).replay_capacity == 256
+    defaults = run_dir.run_defaults("d4pg", pixels=True, action_repeat=1)
+    assert defaults == run_dir.PIXEL_DEFAULTS
+    config = run_dir.build_config("d4pg", 10, [], defaults)
+    assert config.replay_capacity == run_dir.PIXEL_DEFAULTS["replay_capacity"]
+    assert (
+        run_dir.build_config("d4pg", 10, ["replay_capacity=256"], defaults).replay_capacity == 256
+    )
 
 
 def test_action_repeat_scales_d4pg_value_support():
     """ActionRepeat(k) sums k rewards in [0, 1]: the paper's [-150, 150] support, sized for one,
     scales by k (unscaled, every return of cartpole-balance at k = 8 sat on its top atom)."""
-    paper = cli.build_config("d4pg", 10, [], cli.run_defaults("d4pg", False, 1))
-    scaled = cli.build_config("d4pg", 10, [], cli.run_defaults("d4pg", True, 8))
+    paper = run_dir.build_config("d4pg", 10, [], run_dir.run_defaults("d4pg", False, 1))
+    scaled = run_dir.build_config("d4pg", 10, [], run_dir.run_defaults("d4pg", True, 8))
     assert (scaled.v_min, scaled.v_max) == (8 * paper.v_min, 8 * paper.v_max)
-    chosen = cli.build_config("d4pg", 10, ["v_max=500"], cli.run_defaults("d4pg", True, 8))
+    chosen = run_dir.build_config("d4pg", 10, ["v_max=500"], run_dir.run_defaults("d4pg", True, 8))
     assert (chosen.v_min, chosen.v_max) == (scaled.v_min, 500.0)
-    assert cli.run_defaults("sac", pixels=False, action_repeat=8) == {}  # no support to scale
+    assert run_dir.run_defaults("sac", pixels=False, action_repeat=8) == {}  # no support to scale
 
 
 def test_cli_trains_from_pixels(tmp_path, monkeypatch, capsys):
@@ -366,7 +369,7 @@ def test_cli_trains_from_pixels(tmp_path, monkeypatch, capsys):
     use_toy_env(monkeypatch)
     monkeypatch.setattr(jaxcontrol.wrappers, "Pixels", ToyPixels)
     out = str(tmp_path / "pixels")
-    assert cli.train_main([*PIXEL_ARGS, "--out", out]) == 0
+    assert train.main([*PIXEL_ARGS, "--out", out]) == 0
     for name in ("run.json", "metrics.jsonl", "learning_curve.png", "eval.json"):
         assert os.path.getsize(os.path.join(out, name)) > 0, name
     with open(os.path.join(out, "run.json")) as f:
@@ -377,9 +380,9 @@ def test_cli_trains_from_pixels(tmp_path, monkeypatch, capsys):
     assert 0.0 < result["mean_return"] <= 50.0
     capsys.readouterr()
     state_args = [a for a in PIXEL_ARGS if a != "--pixels"]
-    assert cli.train_main([*state_args, "--out", out, "--resume"]) == 2
+    assert train.main([*state_args, "--out", out, "--resume"]) == 2
     assert "pixels True != False" in capsys.readouterr().err
-    assert cli.evaluate_main([out, "--episodes", "2"]) == 0
+    assert evaluate_command.main([out, "--episodes", "2"]) == 0
     with open(os.path.join(out, "eval.json")) as f:
         assert json.load(f)["returns"] == result["returns"]
 
@@ -392,7 +395,7 @@ def test_cli_trains_d4pg_on_cartpole_pixels_with_a_video(tmp_path):
     out = str(tmp_path / "cartpole")
     args = [a if a != "toy-line" else "cartpole-balance" for a in PIXEL_ARGS]
     args = [*args, "--action-repeat", "8", "--video", "--out", out]
-    assert cli.train_main(args) == 0
+    assert train.main(args) == 0
     for name in ("learning_curve.png", "eval.json", "video.mp4"):
         assert os.path.getsize(os.path.join(out, name)) > 0, name
     with open(os.path.join(out, "eval.json")) as f:

@@ -1,4 +1,4 @@
-"""``jaxcontrol train`` on the toy env, for the fault tests.
+"""``jaxcontrol train`` (`jaxcontrol.cli.train`) on the toy env, for the fault tests.
 
 ``python toy_cli.py ARGS...`` runs the real command line (flags, run directory,
 checkpoints, signals, evaluation) with ``--env toy-line`` standing for the toy
@@ -13,7 +13,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from toy_env import ToyEnv
 
 import jaxcontrol
-from jaxcontrol.agents import cli
+from jaxcontrol import registry
+from jaxcontrol.cli import train
 
 # 6 chunks of 2 PPO updates of 16 envs x 16 steps; a checkpoint every 2 chunks.
 TOY_ARGS = [
@@ -45,9 +46,9 @@ TOY_ARGS = [
 
 def use_toy_env(monkeypatch) -> None:
     """Makes ``--env toy-line`` load the toy env (a pytest MonkeyPatch)."""
-    real = cli._parse_env
+    real = registry.parse_task_id
     monkeypatch.setattr(
-        cli, "_parse_env", lambda n: ("toy", "line") if n == "toy-line" else real(n)
+        registry, "parse_task_id", lambda n: ("toy", "line") if n == "toy-line" else real(n)
     )
     monkeypatch.setattr(
         jaxcontrol, "load", lambda domain, task, backend="mjx": ToyEnv(episode_length=50)
@@ -62,4 +63,4 @@ class _Patch:
 
 if __name__ == "__main__":
     use_toy_env(_Patch())
-    sys.exit(cli.train_main(sys.argv[1:]))
+    sys.exit(train.main(sys.argv[1:]))

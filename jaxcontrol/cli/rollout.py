@@ -1,6 +1,8 @@
-"""Vectorised rollout demo: `python -m jaxcontrol rollout --env cartpole-swingup`.
+"""``jaxcontrol rollout``: a vectorised random-policy rollout, timed.
 
-Runs `--num-envs` environments for `--steps` control steps (default: one full
+    jaxcontrol rollout --env cartpole-swingup --num-envs 1024
+
+Runs ``--num-envs`` environments for ``--steps`` control steps (default: one full
 episode) under uniform random actions, as ONE jitted program: a batched reset
 followed by a `lax.scan` over `jax.vmap(env.step)`. Prints the compile time,
 the env steps per second and the random policy's episode return.
@@ -8,33 +10,24 @@ the env steps per second and the random policy's episode return.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+from jaxcontrol.cli import args as args_lib
+from jaxcontrol.cli.args import INT_MAX, SEED_MAX, UsageError, fail, integer
 
-import jaxcontrol
-from jaxcontrol import cpu_physics
+SUMMARY = "time a vectorised random-policy rollout of a task"
 
 
-def _parse_env(name: str) -> tuple[str, str]:
-    """'point_mass-easy' -> ('point_mass', 'easy'): split at the first '-'."""
-    domain, sep, task = name.partition("-")
-    if not sep:
-        valid = ", ".join(f"{d}-{t}" for d, t in jaxcontrol.ALL_TASKS)
-        raise ValueError(f"expected --env DOMAIN-TASK, got {name!r}; valid names: {valid}")
-    return domain, task
-
-
-def make_rollout(env: jaxcontrol.Env, num_envs: int, steps: int):
+def make_rollout(env, num_envs: int, steps: int):
     """Returns a jittable `key -> (returns, states)` running one batched rollout.
 
     A return sums each environment's rewards up to the end of its first episode
     (steps taken after a LAST state are not counted).
     """
+    import jax  # pylint: disable=import-outside-toplevel
+    import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+    import numpy as np  # pylint: disable=import-outside-toplevel
+
     spec = env.action_spec()
     low = jnp.asarray(np.clip(spec.minimum, -1, 1), spec.dtype)
     high = jnp.asarray(np.clip(spec.maximum, -1, 1), spec.dtype)
@@ -59,37 +52,42 @@ def make_rollout(env: jaxcontrol.Env, num_envs: int, steps: int):
     return rollout
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Runs the demo; returns the process exit status (2 on a usage error)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m jaxcontrol rollout", description=__doc__.split("\n")[0]
+def parser() -> args_lib.Parser:
+    """The command line of ``jaxcontrol rollout``."""
+    p = args_lib.Parser(prog="jaxcontrol rollout", description=__doc__.split("\n")[0])
+    args_lib.add_env(p, default="cartpole-swingup")
+    p.add_argument("--num-envs", type=integer(1, INT_MAX), default=1024)
+    p.add_argument(
+        "--steps",
+        type=integer(1, INT_MAX),
+        default=None,
+        help="control steps (default: one episode)",
     )
-    parser.add_argument("--env", default="cartpole-swingup", help="DOMAIN-TASK")
-    parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument(
-        "--steps", type=int, default=None, help="control steps (default: one episode)"
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
+    p.add_argument("--seed", type=integer(0, SEED_MAX), default=0)
+    p.add_argument(
         "--backend",
         help="physics: mjx or mujoco (C MuJoCo); default: mujoco when JAX runs on the CPU, "
         "else mjx",
     )
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help or a malformed option
-        return int(exit_.code or 0)
-    try:
-        backend = args.backend or cpu_physics.default_backend()
-        env = jaxcontrol.load(*_parse_env(args.env), backend=backend)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    steps = args.steps if args.steps is not None else (env.episode_length or 1000)
-    if args.num_envs < 1 or steps < 1:
-        print("error: --num-envs and --steps must be positive", file=sys.stderr)
-        return 2
+    return p
 
+
+def main(argv: list[str]) -> int:
+    """Runs the rollout; returns the process exit status (2 on a usage error)."""
+    try:
+        args = parser().parse_args(argv)
+        domain, task = args_lib.parse_env(args.env)
+        import jaxcontrol  # pylint: disable=import-outside-toplevel
+        from jaxcontrol import cpu_physics  # pylint: disable=import-outside-toplevel
+
+        backend = args.backend or cpu_physics.default_backend()
+        env = jaxcontrol.load(domain, task, backend=backend)
+    except (UsageError, ValueError) as e:
+        return fail(str(e))
+    import jax  # pylint: disable=import-outside-toplevel
+    import numpy as np  # pylint: disable=import-outside-toplevel
+
+    steps = args.steps if args.steps is not None else (env.episode_length or 1000)
     key = jax.random.key(args.seed)
     start = time.perf_counter()
     compiled = jax.jit(make_rollout(env, args.num_envs, steps)).lower(key).compile()
@@ -115,7 +113,3 @@ def main(argv: list[str] | None = None) -> int:
         f"(uniform random policy{episode})"
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,12 +1,12 @@
-"""Tests for the vectorised rollout demo (`python -m jaxcontrol rollout`)."""
+"""Tests for `jaxcontrol rollout`, the vectorised random-policy rollout."""
 
 from __future__ import annotations
 
-from jaxcontrol import demo
+from jaxcontrol.cli import rollout
 
 
 def test_rollout_runs_and_reports_throughput(capsys):
-    status = demo.main(["--env", "cartpole-balance", "--num-envs", "8", "--steps", "20"])
+    status = rollout.main(["--env", "cartpole-balance", "--num-envs", "8", "--steps", "20"])
     out = capsys.readouterr().out
     assert status == 0
     assert "cartpole-balance" in out
@@ -15,7 +15,7 @@ def test_rollout_runs_and_reports_throughput(capsys):
 
 
 def test_unknown_env_lists_valid_names(capsys):
-    status = demo.main(["--env", "cartpol-swingup"])
+    status = rollout.main(["--env", "cartpol-swingup"])
     err = capsys.readouterr().err
     assert status == 2
     assert len(err.strip().splitlines()) == 1
@@ -23,7 +23,7 @@ def test_unknown_env_lists_valid_names(capsys):
 
 
 def test_env_without_task_lists_valid_names(capsys):
-    status = demo.main(["--env", "cartpole"])
+    status = rollout.main(["--env", "cartpole"])
     err = capsys.readouterr().err
     assert status == 2
     assert "cartpole-swingup" in err and "point_mass-easy" in err

@@ -1,0 +1,47 @@
+"""The command line: ``jaxcontrol COMMAND ...`` (or ``python -m jaxcontrol COMMAND ...``).
+
+One module per command, each with ``main(argv) -> exit status`` and a one-line
+``SUMMARY``; `args` is the toolkit they share (the parser, usage errors, ranges and
+the one ``--env DOMAIN-TASK`` reader). A command's module is imported only when it
+runs, so ``jaxcontrol --help`` and ``jaxcontrol list`` start quickly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = ("list", "rollout", "check", "parity", "train", "evaluate", "video")
+PROG = "jaxcontrol"
+
+
+def _summaries() -> dict[str, str]:
+    return {name: importlib.import_module(f"jaxcontrol.cli.{name}").SUMMARY for name in COMMANDS}
+
+
+def usage() -> str:
+    """The top-level help: every command with its one-line summary."""
+    rows = "\n".join(f"  {name:<10}{summary}" for name, summary in _summaries().items())
+    return (
+        f"usage: {PROG} COMMAND [ARGS...]\n\n"
+        "The DeepMind Control Suite as pure JAX on MuJoCo MJX.\n\n"
+        f"commands:\n{rows}\n\n"
+        f"`{PROG} COMMAND --help` describes a command. Every command names a task as "
+        "--env DOMAIN-TASK (`jaxcontrol list` shows them)."
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs one command; returns the process exit status (2 for a bad command line)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    if argv[0] not in COMMANDS:
+        from jaxcontrol.registry import unknown_name  # pylint: disable=import-outside-toplevel
+
+        print(usage(), file=sys.stderr)
+        print(f"\n{PROG}: {unknown_name('command', argv[0], COMMANDS)}", file=sys.stderr)
+        return 2
+    command = importlib.import_module(f"jaxcontrol.cli.{argv[0]}")
+    return command.main(argv[1:])
