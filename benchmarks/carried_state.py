@@ -30,7 +30,7 @@ import jax
 import numpy as np
 
 import jaxcontrol
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 
 try:  # run as a script: benchmarks/ is on sys.path
     from throughput import expand_tasks, machine_info, make_rollout, split_name, time_interleaved
@@ -61,7 +61,7 @@ def compared(state) -> dict:
 
 def measure(name: str, batch: int, args: argparse.Namespace) -> dict:
     envs = {way: load(name, way) for way in WAYS}
-    low, high = equivalence.action_bounds(envs["carried"].action_spec())
+    low, high = reference.action_bounds(envs["carried"].action_spec())
     keys = jax.random.split(jax.random.key(args.seed), batch)
     states = {way: jax.jit(jax.vmap(env.reset))(keys) for way, env in envs.items()}
     rollouts = {

@@ -45,7 +45,7 @@ import numpy as np
 from mujoco import rollout
 
 import jaxcontrol
-from jaxcontrol import cpu_physics, equivalence
+from jaxcontrol import cpu_physics, reference
 
 try:  # run as a script: benchmarks/ is on sys.path
     from envpool_speed import best as _best
@@ -63,7 +63,7 @@ def ours(
 
 def _ours(task, backend: str, batch: int, steps: int, seconds: float, repeats: int) -> float:
     env = jaxcontrol.load(*task, backend=backend)
-    low, high = (jnp.asarray(b) for b in equivalence.action_bounds(env.action_spec()))
+    low, high = (jnp.asarray(b) for b in reference.action_bounds(env.action_spec()))
     states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), batch))
 
     @jax.jit
@@ -93,7 +93,7 @@ def raw_c(task, batch: int, steps: int, threads: int, seconds: float, repeats: i
         for name in ("time", "qpos", "qvel", "act"):
             setattr(data, name, np.asarray(getattr(resets, name)[i], np.float64))
         mujoco.mj_getState(model, data, row, spec)
-    low, high = equivalence.action_bounds(env.action_spec())
+    low, high = reference.action_bounds(env.action_spec())
     control = np.random.default_rng(0).uniform(
         low, high, (batch, steps * env.n_sub_steps, model.nu)
     )
@@ -126,8 +126,8 @@ def envpool(python: str | None, task, batch, steps, threads, seconds, repeats) -
 
 
 def dm_control(task, seconds: float) -> float:
-    env = equivalence.reference_env(*task, seed=0)
-    low, high = equivalence.action_bounds(env.action_spec())
+    env = reference.reference_env(*task, seed=0)
+    low, high = reference.action_bounds(env.action_spec())
     rng = np.random.default_rng(0)
     env.reset()
     n, start = 0, time.perf_counter()

@@ -61,12 +61,12 @@ def rollout(task: str, envs: int, steps: int, seed: int, out: str) -> None:
     import numpy as np
 
     import jaxcontrol
-    from jaxcontrol import equivalence, mjx_fixes
+    from jaxcontrol import mjx_fixes, reference
 
     domain, name = task.split("-", 1)
-    with equivalence.precision(False):
+    with reference.precision(False):
         env = jaxcontrol.load(domain, name)
-        low, high = equivalence.action_bounds(env.action_spec())
+        low, high = reference.action_bounds(env.action_spec())
 
         def bits(x):
             return jnp.sum(jax.lax.bitcast_convert_type(x, jnp.uint32), axis=-1, dtype=jnp.uint32)
@@ -145,7 +145,7 @@ def speed(
     import jax
 
     import jaxcontrol
-    from jaxcontrol import equivalence, mjx_fixes
+    from jaxcontrol import mjx_fixes, reference
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import throughput  # the shared rollout and timing helpers
@@ -153,9 +153,9 @@ def speed(
     if not mjx_fixes.applied():
         raise RuntimeError(f"no MJX fix is in effect ({mjx_fixes.STOCK_ENV} set?)")
     domain, name = task.split("-", 1)
-    with equivalence.precision(False):
+    with reference.precision(False):
         env = jaxcontrol.load(domain, name)
-        low, high = equivalence.action_bounds(env.action_spec())
+        low, high = reference.action_bounds(env.action_spec())
         reset_key, key = jax.random.split(jax.random.key(seed))
         states = jax.block_until_ready(
             jax.jit(jax.vmap(env.reset))(jax.random.split(reset_key, envs))

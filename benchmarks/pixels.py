@@ -29,7 +29,7 @@ import mujoco
 import numpy as np
 
 import jaxcontrol
-from jaxcontrol import equivalence
+from jaxcontrol import reference
 from jaxcontrol.wrappers import Pixels
 
 
@@ -67,7 +67,7 @@ def _mujoco_renderer(env, seconds, size=84):
 
 def _dm_control(domain, task, seconds, size=84):
     try:
-        dm_env = equivalence.reference_env(domain, task, seed=0)
+        dm_env = reference.reference_env(domain, task, seed=0)
     except ImportError:  # e.g. on a GPU machine without dm-control
         return _mujoco_renderer(jaxcontrol.load(domain, task), seconds, size)
     spec = dm_env.action_spec()

@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 
 import jaxcontrol
-from jaxcontrol import cpu_physics, equivalence
+from jaxcontrol import cpu_physics, reference
 
 try:  # run as a script: benchmarks/ is on sys.path
     from throughput import expand_tasks, machine_info, split_name
@@ -73,7 +73,7 @@ def _finite(state) -> jax.Array:
 def make_chunk(env: jaxcontrol.Env, num_envs: int, steps: int):
     """A jitted `(states, key) -> (states, counts)` of `steps` control steps of
     `num_envs` environments, each restarted in the step that ends its episode."""
-    low, high = equivalence.action_bounds(env.action_spec())
+    low, high = reference.action_bounds(env.action_spec())
     shape = (num_envs,) + env.action_spec().shape
 
     def body(carry, key):

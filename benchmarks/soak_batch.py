@@ -28,9 +28,9 @@ def main() -> None:
     os.environ.setdefault("MUJOCO_GL", "disable")
 
     import jaxcontrol
-    from jaxcontrol import equivalence
+    from jaxcontrol import reference
 
-    with equivalence.precision(False):  # float32, as the soak runs
+    with reference.precision(False):  # float32, as the soak runs
         env = jaxcontrol.load(*args.task.split("-", 1))
         measure(env, args)
 

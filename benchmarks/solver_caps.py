@@ -49,8 +49,8 @@ import throughput as tp  # benchmarks/throughput.py, beside this script
 from mujoco import mjx
 
 import jaxcontrol
-from jaxcontrol import equivalence
 from jaxcontrol import physics as physics_lib
+from jaxcontrol import reference
 from jaxcontrol.mjcf import compat
 
 HORIZONS = (10, 100)
@@ -58,7 +58,7 @@ HORIZONS = (10, 100)
 
 def reference_rollouts(env, rollouts: int, steps: int, seed: int):
     """dm_control reset states, actions and C MuJoCo's qpos after every control step."""
-    dm_env = equivalence.reference_env(env.domain, env.task_name, seed)
+    dm_env = reference.reference_env(env.domain, env.task_name, seed)
     spec = dm_env.action_spec()
     rng = np.random.RandomState(seed)
     starts, actions, qpos = [], [], []
@@ -66,7 +66,7 @@ def reference_rollouts(env, rollouts: int, steps: int, seed: int):
     data = mujoco.MjData(model)
     for _ in range(rollouts):
         dm_env.reset()
-        start = equivalence.DmState.capture(env, dm_env)
+        start = reference.DmState.capture(env, dm_env)
         acts = rng.uniform(spec.minimum, spec.maximum, (steps,) + spec.shape)
         for name, value in start.model_fields.items():
             getattr(model, name)[:] = value
@@ -210,7 +210,7 @@ def main(argv=None) -> int:
     config = {"task": args.task, "rollouts": args.rollouts, "steps": args.steps, "seed": args.seed}
     if any(result.get(k) != v for k, v in config.items()):
         result = dict(config, errors={}, from_default={}, speeds={})
-    with equivalence.precision(True):
+    with reference.precision(True):
         env = jaxcontrol.load(domain, task)
         default = (int(env.mj_model.opt.iterations), int(env.mj_model.opt.ls_iterations))
         settings = [default] + [s for s in settings if s != default]

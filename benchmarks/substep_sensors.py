@@ -33,7 +33,7 @@ import mujoco
 import numpy as np
 
 import jaxcontrol
-from jaxcontrol import cpu_physics, equivalence
+from jaxcontrol import cpu_physics, reference
 
 try:  # run as a script: benchmarks/ is on sys.path
     from throughput import expand_tasks, split_name
@@ -46,9 +46,9 @@ def start(name: str, episodes: int, batch: int):
     env = jaxcontrol.load(*split_name(name), backend="mujoco")
     captured = []
     for seed in range(episodes):
-        dm_env = equivalence.reference_env(*split_name(name), seed=seed)
+        dm_env = reference.reference_env(*split_name(name), seed=seed)
         dm_env.reset()
-        captured.append(equivalence.DmState.capture(env, dm_env))
+        captured.append(reference.DmState.capture(env, dm_env))
     tile = lambda xs: np.stack([xs[i % episodes] for i in range(batch)])
     fields = {k: tile([c.model_fields[k] for c in captured]) for k in captured[0].model_fields}
     model = env.mj_model
