@@ -36,9 +36,9 @@ import numpy as np
 
 import jaxcontrol
 from jaxcontrol import baselines
-from jaxcontrol.agents.cli import build_config
 from jaxcontrol.agents.common import sharding
 from jaxcontrol.agents.common.evaluation import evaluate, summarize
+from jaxcontrol.agents.common.run_dir import build_config
 from jaxcontrol.agents.common.venv import training_env
 from jaxcontrol.agents.registry import get_agent
 
