@@ -13,10 +13,18 @@ import sys
 
 COMMANDS = ("list", "rollout", "check", "parity", "train", "evaluate", "video")
 PROG = "jaxcontrol"
+# A command's module is named for the command, but `list`'s would shadow the builtin
+# inside this package.
+_RENAMED = {"list": "list_tasks"}
+
+
+def command_module(name: str):
+    """The module of command `name` (imported now)."""
+    return importlib.import_module(f"jaxcontrol.cli.{_RENAMED.get(name, name)}")
 
 
 def _summaries() -> dict[str, str]:
-    return {name: importlib.import_module(f"jaxcontrol.cli.{name}").SUMMARY for name in COMMANDS}
+    return {name: command_module(name).SUMMARY for name in COMMANDS}
 
 
 def usage() -> str:
@@ -43,5 +51,4 @@ def main(argv: list[str] | None = None) -> int:
         print(usage(), file=sys.stderr)
         print(f"\n{PROG}: {unknown_name('command', argv[0], COMMANDS)}", file=sys.stderr)
         return 2
-    command = importlib.import_module(f"jaxcontrol.cli.{argv[0]}")
-    return command.main(argv[1:])
+    return command_module(argv[0]).main(argv[1:])

@@ -53,9 +53,14 @@ def main(argv: list[str]) -> int:
         domain, task = _task(args)
     except UsageError as e:
         return fail(str(e))
-    from jaxcontrol import equivalence  # pylint: disable=import-outside-toplevel
+    return _run(domain, task, args)
 
-    report = equivalence.check(
+
+def _run(domain: str, task: str, args) -> int:
+    """Measures and prints the report; 0 within tolerance, else 1."""
+    from jaxcontrol.parity import report as parity_report  # pylint: disable=import-outside-toplevel
+
+    report = parity_report.check(
         domain,
         task,
         n_states=args.states,
