@@ -53,7 +53,10 @@ def problems(text: str, *, markdown: bool = False, may_name_diaries: bool = Fals
       "line N: ..." for each match, in order.
     """
     found = []
+    in_code = False  # inside a fenced code block, "#" starts a comment, not a heading
     for number, line in enumerate(text.splitlines(), start=1):
+        if markdown and line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
         cleaned = _UPSTREAM.sub("", line)
         for pattern in (_NUMBERED, _ORDINAL):
             for match in pattern.finditer(cleaned):
@@ -61,7 +64,7 @@ def problems(text: str, *, markdown: bool = False, may_name_diaries: bool = Fals
         if not may_name_diaries:
             for match in _DIARY.finditer(line):
                 found.append(f"line {number}: cites {match.group(0)}")
-        if markdown and _DATED_HEADING.match(line):
+        if markdown and not in_code and _DATED_HEADING.match(line):
             found.append(f"line {number}: dated heading {line.strip()!r}")
     return found
 
@@ -105,6 +108,8 @@ def test_a_dated_log_heading_is_found_in_markdown_only():
     assert problems("### Current figures, 2026-11-22\n", markdown=True)
     assert not problems("Measured 2026-11-22 on the 2-core CPU.", markdown=True)
     assert not problems("# 2026-11-22 is a date in a comment")
+    assert not problems("```bash\n# measured 2026-11-22\nls\n```\n", markdown=True)
+    assert problems("```bash\nls\n```\n## 2026-11-22: a log entry\n", markdown=True)
 
 
 def test_the_changelog_may_name_the_retired_diaries():
