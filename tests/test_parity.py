@@ -192,14 +192,14 @@ def _fake_resets(monkeypatch, shift_first: float, shift_all: float):
             "qvel": np.zeros((len(keys), 2)),
         }
 
-    def reference(env, n, seed):
+    def theirs(env, n, seed):
         calls.append((n, seed))
         shift = shift_all + (shift_first if len(calls) == 1 else 0.0)
         rng = np.random.default_rng(seed)
         return {"qpos": rng.random((n, 3)) + shift, "qvel": np.zeros((n, 2))}
 
     monkeypatch.setattr(parity.sampling, "chunked_reset_samples", ours)
-    monkeypatch.setattr(reference, "reference_resets", reference)
+    monkeypatch.setattr(reference, "reference_resets", theirs)
     env = type("FakeEnv", (), {"default_model_fields": lambda self: {}})()
     return parity.resets(env), calls
 

@@ -13,6 +13,7 @@ import pytest
 
 import jaxcontrol
 from jaxcontrol import parity
+from jaxcontrol.cli import parity as parity_command
 from jaxcontrol.parity import families, records
 from jaxcontrol.parity.families import step_with_rewards
 from jaxcontrol.registry import REGISTRY
@@ -60,15 +61,17 @@ def test_the_families_are_the_tasks_that_differ_only_in_the_reward():
 
 def test_the_family_table_names_registered_tasks_once():
     """Every member of `ROLLOUT_FAMILIES` is a registered task of the family's one
-    domain, in no other family, and its free fields are fields of the task."""
+    domain, in no other family, and each free field is a field of some member (a
+    misspelt one would free nothing)."""
     seen = set()
     for family in families.ROLLOUT_FAMILIES:
         assert len({domain for domain, _ in family.tasks}) == 1, family.name
+        names = set()
         for task in family.tasks:
             assert task in jaxcontrol.ALL_TASKS and task not in seen, (family.name, task)
             seen.add(task)
-            names = {f.name for f in dataclasses.fields(REGISTRY.prototype(*task))}
-            assert set(family.free_fields) <= names, (family.name, task)
+            names |= {f.name for f in dataclasses.fields(REGISTRY.prototype(*task))}
+        assert set(family.free_fields) <= names, family.name
 
 
 def test_step_with_rewards_refuses_tasks_of_another_rollout(envs):
@@ -158,15 +161,16 @@ def test_cli_one_rollout_writes_each_tasks_record(envs, tmp_path, monkeypatch, c
 
     monkeypatch.setitem(records.FAMILY_PIECES, "soak", small)
     names = [f"{d}-{t}" for d, t in FAMILY]
-    argv = [*names, "--pieces", "soak", "--one-rollout", "--records", str(tmp_path)]
-    assert parity.main(argv) == 0, capsys.readouterr().out
+    argv = ["--env", ",".join(names), "--pieces", "soak", "--one-rollout"]
+    argv += ["--records", str(tmp_path)]
+    assert parity_command.main(argv) == 0, capsys.readouterr()
     for name, env, other in zip(names, envs, reversed(names)):
         piece = json.loads((tmp_path / f"{name}.json").read_text())["soak"]
         assert piece["one_rollout_with"] == [other]
         own = parity.soak(env, **SMALL)
         assert {k: piece[k] for k in own} == own
     # With --missing, nothing is left to measure.
-    assert parity.main([*argv, "--missing"]) == 0
+    assert parity_command.main([*argv, "--missing"]) == 0
     assert "all targets met" in capsys.readouterr().out
 
 
@@ -180,14 +184,21 @@ def test_cli_one_rollout_writes_each_tasks_record(envs, tmp_path, monkeypatch, c
         (["dog-stand", "dog-fetch"], "its rollout siblings: dog-walk, dog-trot, dog-run"),
         (["dog-fetch", "dog-walk"], "its rollout siblings: none"),
         (["humanoid_CMU-stand", "humanoid-walk"], "two or more tasks of one domain"),
-        (["humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-stand"], "cannot share"),
     ],
 )
 def test_cli_one_rollout_refuses_what_cannot_share_a_rollout(argv, message, tmp_path, capsys):
-    pieces = [] if "--pieces" in argv else ["--pieces", "soak"]
-    assert parity.main([*argv, *pieces, "--one-rollout", "--records", str(tmp_path)]) == 2
-    assert message in capsys.readouterr().out
+    ids = [a for a in argv if not a.startswith("--") and a != "episode"]
+    rest = [a for a in argv if a not in ids]
+    pieces = rest or ["--pieces", "soak"]
+    args = ["--env", ",".join(ids), *pieces, "--one-rollout", "--records", str(tmp_path)]
+    assert parity_command.main(args) == 2
+    assert message in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_family_names_each_task_once():
+    with pytest.raises(ValueError, match="cannot share"):
+        records.check_family("humanoid_CMU", ["stand", "walk", "stand"])
 
 
 @pytest.mark.full
