@@ -75,3 +75,24 @@ def test_mjx_steps_states_injected_on_c_as_it_steps_its_own():
         scale = max(1.0, float(np.max(np.abs(own.observation[key]))))
         np.testing.assert_allclose(via_c.observation[key], own.observation[key], atol=1e-5 * scale)
     np.testing.assert_allclose(via_c.reward, own.reward, atol=1e-5)
+
+
+def test_the_bridges_overrides_name_registered_tasks():
+    """`reference.overrides` keys on (domain, task): a misspelt key would leave its task
+    on the default loader without a word."""
+    overrides = reference.overrides
+    for table in (overrides.ENVIRONMENTS, overrides.MIRROR_VARIABLES):
+        assert set(table) <= set(jaxcontrol.ALL_TASKS)
+    assert overrides.environment_loader("lqr", "lqr_6_2") is overrides.lqr_environment
+    assert overrides.environment_loader("cartpole", "swingup") is overrides.default_environment
+
+
+def test_lqr_reference_has_the_tasks_model_seed():
+    """The loader override reads the task's own arguments: LQR's model comes from
+    `model_seed`, its episodes from the seed."""
+    env = jaxcontrol.load("lqr", "lqr_2_1", model_seed=5)
+    stiffness = [
+        np.array(reference.reference_for(env, seed).physics.model.jnt_stiffness) for seed in (0, 1)
+    ]
+    np.testing.assert_array_equal(stiffness[0], stiffness[1])
+    np.testing.assert_array_equal(stiffness[0], env.mj_model.jnt_stiffness)
