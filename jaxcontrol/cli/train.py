@@ -90,7 +90,27 @@ def parser() -> args_lib.Parser:
         metavar="K",
         help="save every K updates (rounded up to whole chunks)",
     )
-    p.add_argument("--eval-episodes", type=integer(1, INT_MAX), default=100)
+    p.add_argument(
+        "--eval-episodes",
+        type=integer(1, INT_MAX),
+        default=100,
+        help="episodes of the final evaluation (eval.json); the suite paper's protocol is 100",
+    )
+    p.add_argument(
+        "--eval-every",
+        type=integer(0, 10**15),
+        default=0,
+        metavar="N",
+        help="also evaluate the policy after the first chunk that reaches each multiple of N "
+        "env steps, into metrics.jsonl's eval_* entries (0, the default: never)",
+    )
+    p.add_argument(
+        "--eval-every-episodes",
+        type=integer(1, INT_MAX),
+        default=10,
+        metavar="K",
+        help="episodes of each --eval-every evaluation",
+    )
     p.add_argument(
         "--devices",
         type=integer(1, INT_MAX),
@@ -362,6 +382,11 @@ def main(argv: list[str]) -> int:
             progress=not args.no_progress,
             run_info=info,
             run_differences=run_dir.differences,
+            periodic_eval=(
+                run_lib.PeriodicEval(env, args.eval_every, args.eval_every_episodes)
+                if args.eval_every
+                else None
+            ),
         )
         result = run_lib.evaluate_policy(
             env, learner, learner.policy_params(state), args.seed, args.eval_episodes

@@ -7,7 +7,7 @@ import pytest
 from conftest import _persistent_cache
 from toy_cli import TOY_ARGS, use_toy_env
 
-from jaxcontrol.cli import compile_cache, train
+from jaxcontrol.cli import compile_cache, evaluate, train
 
 
 @pytest.fixture

@@ -319,3 +319,17 @@ def test_a_run_from_before_a_new_field_resumes(straight_cli, tmp_path, monkeypat
     assert any(line.startswith("resume: from checkpoint 4 in ") for line in err), err
     # Staggering shapes only the first reset: chunks 5 and 6 are the straight run's.
     assert _metrics(out) == _metrics(straight_cli)
+
+
+def test_periodic_evaluations_land_on_the_chunks_that_reach_each_multiple(straight_cli):
+    """--eval-every 1000 with 512-step chunks: after chunks 2, 4 and 6 (1024, 2048 and
+    3072 env steps), 3 episodes each; the killed-and-resumed runs above compare these
+    lines too, so a resumed run evaluates with the same keys."""
+    lines = [json.loads(line) for line in open(os.path.join(straight_cli, "metrics.jsonl"))]
+    evaluated = [(line["chunk"], line["env_steps"]) for line in lines if "eval_mean_return" in line]
+    assert evaluated == [(2, 1024), (4, 2048), (6, 3072)]
+    for line in lines:
+        if "eval_returns" in line:
+            returns = line["eval_returns"]
+            assert line["eval_episodes"] == len(returns) == 3
+            assert line["eval_mean_return"] == pytest.approx(sum(returns) / 3)

@@ -16,7 +16,8 @@ import jaxcontrol
 from jaxcontrol import registry
 from jaxcontrol.cli import train
 
-# 6 chunks of 2 PPO updates of 16 envs x 16 steps; a checkpoint every 2 chunks.
+# 6 chunks of 2 PPO updates of 16 envs x 16 steps (512 env steps); a checkpoint every 2
+# chunks; an evaluation of 3 episodes after chunks 2, 4 and 6 (1024, 2048, 3072 steps).
 TOY_ARGS = [
     "--env",
     "toy-line",
@@ -40,6 +41,10 @@ TOY_ARGS = [
     "4",
     "--eval-episodes",
     "2",
+    "--eval-every",
+    "1000",
+    "--eval-every-episodes",
+    "3",
     "--no-progress",
 ]
 

@@ -4,7 +4,9 @@ The run directory holds:
 
 * ``run.json``: env, agent, seed and the full config (checked on resume);
 * ``metrics.jsonl``: one JSON line per chunk (``episode_return`` only in the
-  chunks in which an episode ended);
+  chunks in which an episode ended; ``eval_mean_return``, ``eval_stderr``,
+  ``eval_episodes`` and ``eval_returns`` in the chunks after which a
+  `PeriodicEval` evaluated the policy);
 * ``checkpoints/``: orbax checkpoints (see ``checkpoint.py``);
 * ``learning_curve.png`` and ``eval.json`` at the end.
 
@@ -21,6 +23,7 @@ current chunk and a checkpoint, with ``Stopped``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -42,6 +45,51 @@ from jaxcontrol.agents.common.files import os_error, write_atomic
 from jaxcontrol.agents.common.learner import Learner
 
 WALL_FIELDS = ("wall_seconds", "steps_per_second")  # not reproducible across runs
+
+
+@dataclasses.dataclass(frozen=True)
+class PeriodicEval:
+    """Evaluations during training: after the first chunk that reaches each multiple of
+    ``every`` env steps, ``episodes`` episodes of the deterministic policy on ``env``
+    (`evaluation.evaluate`), into that chunk's metrics line. Each evaluation's key
+    folds its env steps into the run's evaluation key, so a resumed run writes the
+    same lines."""
+
+    env: Any
+    every: int
+    episodes: int = 10
+
+    def __post_init__(self):
+        if self.every < 1 or self.episodes < 1:
+            raise ValueError(
+                f"PeriodicEval needs every >= 1 and episodes >= 1, got {self.every}, "
+                f"{self.episodes}"
+            )
+
+    def due(self, before: int, after: int) -> bool:
+        """Whether a chunk from ``before`` to ``after`` env steps reaches a multiple of ``every``."""
+        return after // self.every > before // self.every
+
+    def compile(self, learner: Learner, seed: int) -> Callable[[Any, int], dict]:
+        """``(policy_params, env_steps) -> the metrics line's eval_* entries``, jitted once."""
+        _, eval_key = split_run_key(seed)
+        returns_of = jax.jit(
+            lambda params, steps: evaluate(
+                self.env, learner.policy, params, jax.random.fold_in(eval_key, steps), self.episodes
+            )
+        )
+
+        def run(params, env_steps: int) -> dict:
+            returns = np.asarray(jax.device_get(returns_of(params, np.uint32(env_steps))))
+            summary = summarize(returns)
+            return {
+                "eval_mean_return": summary["mean_return"],
+                "eval_stderr": summary["stderr"],
+                "eval_episodes": summary["episodes"],
+                "eval_returns": [float(r) for r in returns],
+            }
+
+        return run
 
 
 class RunError(Exception):
@@ -175,6 +223,7 @@ def train_loop(
     on_chunk: Callable[[int, dict], None] | None = None,
     run_info: dict | None = None,
     run_differences: ckpt_lib.Differences = ckpt_lib.run_differences,
+    periodic_eval: PeriodicEval | None = None,
 ) -> tuple[Any, dict]:
     """Runs (or resumes) all chunks of a learner, checkpointing as it goes.
 
@@ -190,6 +239,8 @@ def train_loop(
         checkpoint and required of the one resumed from; default ``{"seed": seed}``.
       run_differences: how a checkpoint's recorded identity is compared with
         ``run_info`` (``checkpoint.verify``); default: entry by entry.
+      periodic_eval: evaluations during training, into the metrics lines; none
+        by default.
 
     Returns:
       The final train state and the last checkpoint's metadata.
@@ -230,6 +281,7 @@ def train_loop(
 
     # Compile before the progress bar starts, so its rate and ETA are honest.
     run_chunk = jax.jit(learner.run_chunk, donate_argnums=0).lower(state).compile()
+    evaluate_now = None if periodic_eval is None else periodic_eval.compile(learner, seed)
     total_steps = learner.env_steps_at_init + learner.num_chunks * learner.env_steps_per_chunk
     done_steps = learner.env_steps_at_init + start_chunk * learner.env_steps_per_chunk
     bar = tqdm(
@@ -253,8 +305,11 @@ def train_loop(
             line["env_steps"] = (
                 learner.env_steps_at_init + (chunk + 1) * learner.env_steps_per_chunk
             )
-            line["wall_seconds"] = wall_before + time.time() - start_time
             line["steps_per_second"] = learner.env_steps_per_chunk / max(elapsed, 1e-9)
+            before = line["env_steps"] - learner.env_steps_per_chunk
+            if evaluate_now is not None and periodic_eval.due(before, line["env_steps"]):
+                line.update(evaluate_now(learner.policy_params(state), line["env_steps"]))
+            line["wall_seconds"] = wall_before + time.time() - start_time
             data = (json.dumps(line) + "\n").encode()
             digest.update(data)
             written += len(data)
