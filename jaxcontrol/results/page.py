@@ -132,7 +132,7 @@ def _iqm_rows(runs: Sequence[RunRecord], agent: str, reps: int) -> list[str]:
     sets = [
         (f"all {len(ran)} tasks run", ran, 1_000_000, "—"),
         (
-            "the 22 of the TD-MPC2 repository",
+            "the TD-MPC2 repository's 22",
             tdmpc2,
             1_000_000,
             (
@@ -265,7 +265,11 @@ def _targets(runs: Sequence[RunRecord]) -> list[str]:
         lines.append("")
     pending = [f"({t.key})" for t in results if t.status == targets.PENDING]
     if pending:
-        lines += ["", f"Not decided yet, for want of runs: {', '.join(pending)}."]
+        if lines[-1]:
+            lines.append("")
+        lines.append(f"Not decided yet, for want of runs: {', '.join(pending)}.")
+    while not lines[-1]:
+        lines.pop()
     return lines
 
 

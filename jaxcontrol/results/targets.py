@@ -203,7 +203,12 @@ def cost(records: Sequence[RunRecord]) -> Result:
         misses.append(f"{hours:.2f} box-hours > {BOX_HOURS:.0f} (over by {hours - BOX_HOURS:.2f})")
     else:
         status = MET if len(runs) >= expected else PENDING
-    projected = f", {hours * expected / len(runs):.2f} projected for {expected}" if runs else ""
+    projected = ""
+    if runs and status == PENDING:
+        whole = hours * expected / len(runs)
+        projected = f", {whole:.2f} projected for {expected}" + (
+            f" (on course to miss by {whole - BOX_HOURS:.2f})" if whole > BOX_HOURS else ""
+        )
     return Result(
         "e",
         f"the SAC sweep ({expected} runs) in ≤ {BOX_HOURS:.0f} hours of the 2-core box",

@@ -87,7 +87,9 @@ def test_the_cost_target(runs):
     # Four runs, each 7200 CPU seconds on 2 cores: 4 box-hours, 84 projected for 84 runs.
     result = targets.cost(runs)
     assert result.status == targets.PENDING
-    assert result.summary == "4.00 box-hours over 4 of 84 runs, 84.00 projected for 84"
+    assert result.summary == (
+        "4.00 box-hours over 4 of 84 runs, 84.00 projected for 84 (on course to miss by 72.00)"
+    )
     assert targets.cost(runs * 21).status == targets.MISSED
     cheap = [r._replace(sweep_run={**r.sweep_run, "cpu_seconds": 1000.0}) for r in runs] * 21
     assert targets.cost(cheap).status == targets.MET
