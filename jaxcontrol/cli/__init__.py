@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-COMMANDS = ("list", "rollout", "check", "parity", "train", "evaluate", "video")
+COMMANDS = ("list", "rollout", "check", "parity", "train", "evaluate", "video", "results")
 PROG = "jaxcontrol"
 # A command's module is named for the command, but `list`'s would shadow the builtin
 # inside this package.
