@@ -82,7 +82,7 @@ def env(task, request):
 
 
 @pytest.fixture(scope="module")
-def reference(task):
+def dm_env(task):
     return reference.reference_env(*task, seed=0)
 
 
@@ -142,29 +142,29 @@ def test_task_tests_share_one_xdist_worker(request, task):
     assert request.node.nodeid.endswith("@{}-{}".format(*task)), request.node.nodeid
 
 
-def test_action_spec_matches_dm_control(env, reference):
+def test_action_spec_matches_dm_control(env, dm_env):
     """dm_control's bounds, rounded to our dtype (quadruped's -0.8 has no float32)."""
-    ours, ref = env.action_spec(), reference.action_spec()
+    ours, ref = env.action_spec(), dm_env.action_spec()
     assert ours.shape == ref.shape
     np.testing.assert_array_equal(ours.minimum, ref.minimum.astype(ours.dtype))
     np.testing.assert_array_equal(ours.maximum, ref.maximum.astype(ours.dtype))
 
 
-def test_observation_spec_matches_dm_control(env, reference):
-    ours, ref = env.observation_spec(), reference.observation_spec()
+def test_observation_spec_matches_dm_control(env, dm_env):
+    ours, ref = env.observation_spec(), dm_env.observation_spec()
     assert list(ours) == list(ref), "observation keys or their order differ"
     for key in ref:
         assert ours[key].shape == ref[key].shape, key
 
 
-def test_timing_matches_dm_control(env, reference):
-    assert env.control_timestep == pytest.approx(reference.control_timestep(), abs=0)
-    assert env.physics_timestep == reference.physics.timestep()
+def test_timing_matches_dm_control(env, dm_env):
+    assert env.control_timestep == pytest.approx(dm_env.control_timestep(), abs=0)
+    assert env.physics_timestep == dm_env.physics.timestep()
     # dm_control ends at the first step count >= time_limit / control_timestep.
-    if np.isinf(reference._step_limit):
+    if np.isinf(dm_env._step_limit):
         assert env.episode_length is None and np.isinf(env.time_limit)
     else:
-        assert env.episode_length == int(np.ceil(reference._step_limit))
+        assert env.episode_length == int(np.ceil(dm_env._step_limit))
 
 
 def test_bad_action_shape_is_refused(env):
@@ -257,7 +257,7 @@ def test_episode_ends_by_truncation_at_the_time_limit(env, rollout):
         assert np.all(np.asarray(s.discount) == 1.0)
 
 
-def test_terminal_state_ends_the_episode_as_dm_control(env, reference):
+def test_terminal_state_ends_the_episode_as_dm_control(env, dm_env):
     """Where the task declares a terminal state (`Task.terminal_state`), one step from it
     under zero action is LAST with dm_control's discount, here and in dm_control, and the
     step after is LAST again. A task without one never terminates (no termination rule)."""
@@ -266,12 +266,12 @@ def test_terminal_state_ends_the_episode_as_dm_control(env, reference):
         physics = env._physics(env.blank_state().data, env.default_model_fields())
         assert env.task.get_termination(physics, env.blank_state().variables) is None
         return
-    reference.reset()
-    with reference.physics.reset_context():
-        reference.physics.data.qpos[:] = terminal["qpos"]
-        reference.physics.data.qvel[:] = terminal["qvel"]
+    dm_env.reset()
+    with dm_env.physics.reset_context():
+        dm_env.physics.data.qpos[:] = terminal["qpos"]
+        dm_env.physics.data.qvel[:] = terminal["qvel"]
     zeros = np.zeros(env.action_spec().shape)
-    dm_step = reference.step(zeros)
+    dm_step = dm_env.step(zeros)
     assert dm_step.last() and dm_step.discount < 1, dm_step
     # jitted: run eagerly, set_state's forward pass costs 5x its compile (lqr: 16 s against 3)
     state = jax.jit(env.set_state)(env.blank_state(), terminal["qpos"], terminal["qvel"])
