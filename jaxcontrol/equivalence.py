@@ -16,7 +16,7 @@ Everything this module held lives elsewhere now, and is re-exported here so that
     (`parity.tolerance`), `reset_samples`, `chunked_reset_samples`, `state_bytes`,
     `RESET_CHUNK_BYTES` (`parity.sampling`).
 
-New code imports from those homes; nothing inside jaxcontrol imports this module.
+New code imports from those homes.
 """
 
 from jaxcontrol.parity.engines import CpuPath, mjx_step_from, raw_mjx_step_from
