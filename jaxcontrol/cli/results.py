@@ -62,10 +62,13 @@ def _check(args) -> None:
     if args.no_render and not args.collect:
         raise UsageError("--no-render without --collect does nothing")
     if not args.no_render:
-        try:
-            import rliable  # noqa: F401  # pylint: disable=import-outside-toplevel,unused-import
-        except ImportError as e:
-            raise UsageError(f"the page needs rliable ({e}); pip install 'jaxcontrol[results]'")
+        try:  # the library module, which imports arch: it fails under pandas 3
+            import rliable.library  # noqa: F401  # pylint: disable=import-outside-toplevel,unused-import
+        except Exception as e:  # an ImportError, or arch's TypeError under pandas 3
+            raise UsageError(
+                f"jaxcontrol results needs the results extra (rliable: {type(e).__name__}: "
+                f"{e}): pip install 'jaxcontrol[results]'"
+            ) from e
 
 
 def main(argv: list[str]) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from jaxcontrol import cli
@@ -26,6 +28,15 @@ def test_usage_errors_are_one_line(argv, expected, tmp_path, capsys):
     assert results.main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and expected in err[0]
+
+
+def test_a_missing_rliable_names_the_extra(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "rliable.library", None)  # import raises ImportError
+    assert results.main(["--records", str(tmp_path), "--out", str(tmp_path / "r.md")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs the results extra" in err[0]
+    assert "pip install 'jaxcontrol[results]'" in err[0]
+    assert not (tmp_path / "r.md").exists()
 
 
 def test_the_command_is_listed():
