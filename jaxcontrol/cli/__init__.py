@@ -9,9 +9,11 @@ runs, so ``jaxcontrol --help`` and ``jaxcontrol list`` start quickly.
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 
-COMMANDS = ("list", "rollout", "check", "parity", "train", "evaluate", "video", "results")
+COMMANDS = ("list", "rollout", "check", "parity", "train", "evaluate", "sweep", "results", "video")
 PROG = "jaxcontrol"
 # A command's module is named for the command, but `list`'s would shadow the builtin
 # inside this package.
@@ -39,8 +41,25 @@ def usage() -> str:
     )
 
 
+# Set by a process that runs a command as its child (`jaxcontrol sweep`) to its own pid:
+# the child then gets SIGTERM, and checkpoints and stops, when that process dies.
+STOP_WITH_PARENT = "JAXCONTROL_STOP_WITH_PARENT"
+
+
+def _stop_with_parent() -> None:
+    parent = os.environ.get(STOP_WITH_PARENT)
+    if parent is None or not sys.platform.startswith("linux"):
+        return
+    import ctypes  # pylint: disable=import-outside-toplevel
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if str(os.getppid()) != parent:  # the parent died before the line above
+        sys.exit(128 + signal.SIGTERM)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; returns the process exit status (2 for a bad command line)."""
+    _stop_with_parent()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
