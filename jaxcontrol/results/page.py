@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 import jaxcontrol
-from jaxcontrol.results import published, stats, targets
+from jaxcontrol.results import aggregates, published, stats, targets
 from jaxcontrol.results import records as records_lib
 from jaxcontrol.results.records import RunRecord
 
@@ -121,70 +121,28 @@ def _task_table(runs: Sequence[RunRecord], agent: str) -> list[str]:
 
 def _iqm_rows(runs: Sequence[RunRecord], agent: str, reps: int) -> list[str]:
     mine = [r for r in runs if r.agent == agent]
-    ran = sorted({(r.domain, r.task) for r in mine})
-    tdmpc2 = list(published.tasks("tdmpc2_repo", "sac"))
-    planet = sorted(published.PLANET_TASKS)
-
-    def theirs(source: str, which: str, tasks, steps) -> str:
-        means = [published.figure(source, which, *k, steps).mean for k in tasks]
-        return f"{stats.iqm_of_means(means):.3f}"
-
-    sets = [
-        (f"all {len(ran)} tasks run", ran, 1_000_000, "—"),
-        (
-            "the TD-MPC2 repository's 22",
-            tdmpc2,
-            1_000_000,
-            (
-                f"SAC {theirs('tdmpc2_repo', 'sac', tdmpc2, 1_000_000)}, "
-                f"TD-MPC2 {theirs('tdmpc2_repo', 'tdmpc2', tdmpc2, 1_000_000)}"
-            ),
-        ),
-    ]
-    for steps in (100_000, 500_000):
-        sets.append(
-            (
-                "the 6 PlaNet tasks",
-                planet,
-                steps,
-                f"CURL {theirs('curl', 'sac', planet, steps)}, DrQ {theirs('drq', 'sac', planet, steps)}",
-            )
-        )
     lines = [
-        "| tasks | steps | runs | IQM [95 % CI] | IQM of task means | published (IQM of task means) |",
+        (
+            "| tasks | steps | runs per task | IQM [95 % CI] | IQM of task means "
+            "| published (IQM of task means) |"
+        ),
         "|---|---|---|---|---|---|",
     ]
-    for label, tasks, steps, cell in sets:
-        scores = stats.score_matrix(mine, tasks, steps) if tasks else None
-        if scores is None:
-            have = sum(
-                1
-                for k in tasks
-                if any(
-                    stats.return_at(r, steps) is not None for r in mine if (r.domain, r.task) == k
-                )
-            )
-            ours = [f"{have} of {len(tasks)} tasks measured", "—", "—"]
+    for task_set in aggregates.task_sets(sorted({(r.domain, r.task) for r in mine})):
+        if not task_set.tasks:
+            continue
+        a = aggregates.aggregate(mine, task_set, reps)
+        if a.iqm is None:
+            ours = [f"{a.measured} of {len(task_set.tasks)} tasks measured", "—", "—"]
         else:
-            i = stats.iqm(scores, reps=reps)
-            means = [
-                stats.t_interval(
-                    [
-                        v
-                        for r in mine
-                        if (r.domain, r.task) == k
-                        for v in [stats.return_at(r, steps)]
-                        if v is not None
-                    ]
-                ).mean
-                for k in tasks
-            ]
             ours = [
-                f"{scores.shape[0]} × {scores.shape[1]}",
-                f"{i.mean:.3f} [{i.low:.3f}, {i.high:.3f}]",
-                f"{stats.iqm_of_means(means):.3f}",
+                str(a.runs),
+                f"{a.iqm.mean:.3f} [{a.iqm.low:.3f}, {a.iqm.high:.3f}]",
+                f"{a.iqm_of_means:.3f}",
             ]
-        lines.append(f"| {label} | {_LABELS[steps]} | " + " | ".join([*ours, cell]) + " |")
+        theirs = ", ".join(f"{name} {value:.3f}" for name, value in a.published) or "—"
+        steps = _LABELS[task_set.control_steps]
+        lines.append(f"| {task_set.label} | {steps} | " + " | ".join([*ours, theirs]) + " |")
     return lines
 
 
