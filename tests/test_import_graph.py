@@ -18,9 +18,11 @@ A package that encloses the importing module is left out of the "on the way" edg
 Python has started its `__init__` before the module itself (importing
 `jaxcontrol.core` from `jaxcontrol/parity/measures.py` needs no more of
 `jaxcontrol/__init__.py` than loading `measures` already did). Taking a *name* from an
-enclosing package (`from jaxcontrol import load` inside `jaxcontrol/`) is an edge to
-it, so it counts when it truly closes a cycle: the name exists only if that
-`__init__` got past its own imports first.
+enclosing package (`from jaxcontrol import load`, or `import jaxcontrol` to call
+`jaxcontrol.load`, inside `jaxcontrol/`) is an edge to it, so it counts when it truly
+closes a cycle: the name exists only if that `__init__` got past its own imports
+first. Function-level imports count too: a call can come while the package is still
+importing (the Gymnasium registration that `import jaxcontrol` runs).
 
 A cycle is a strongly connected set of two or more modules, or a module importing
 itself. `find_cycles` reports each such set; the test fails on any.
