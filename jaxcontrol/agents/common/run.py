@@ -67,7 +67,7 @@ class PeriodicEval:
             )
 
     def due(self, before: int, after: int) -> bool:
-        """Whether a chunk from ``before`` to ``after`` env steps reaches a multiple of ``every``."""
+        """Whether a chunk from ``before`` to ``after`` env steps reaches a multiple of every."""
         return after // self.every > before // self.every
 
     def compile(self, learner: Learner, seed: int) -> Callable[[Any, int], dict]:
@@ -306,7 +306,8 @@ def train_loop(
                 learner.env_steps_at_init + (chunk + 1) * learner.env_steps_per_chunk
             )
             line["steps_per_second"] = learner.env_steps_per_chunk / max(elapsed, 1e-9)
-            before = line["env_steps"] - learner.env_steps_per_chunk
+            # The first chunk also takes the steps of init's prefill, multiples within it included.
+            before = line["env_steps"] - learner.env_steps_per_chunk if chunk else 0
             if evaluate_now is not None and periodic_eval.due(before, line["env_steps"]):
                 line.update(evaluate_now(learner.policy_params(state), line["env_steps"]))
             line["wall_seconds"] = wall_before + time.time() - start_time
