@@ -12,6 +12,7 @@ from jaxcontrol import import_setup as _import_setup
 # described (what, why, how to turn it off) in jaxcontrol/import_setup.py.
 _import_setup.apply_before_imports()
 
+from jaxcontrol import registry as _registry
 from jaxcontrol import tasks as _tasks  # noqa: F401  (registers the domains)
 from jaxcontrol.core import Env, State, StepType
 from jaxcontrol.physics import Physics
@@ -28,11 +29,17 @@ TASKS_BY_DOMAIN: dict[str, tuple[str, ...]] = {
 }
 
 
-def load(domain_name: str, task_name: str, *, backend: str = "mjx", **task_kwargs) -> Env:
+def load(
+    domain_name: str, task_name: str | None = None, *, backend: str = "mjx", **task_kwargs
+) -> Env:
     """Returns the environment for a suite task, like `dm_control.suite.load`.
 
+    `load("cartpole", "swingup")` and `load("cartpole-swingup")` are the same task:
+    a task id alone is read as the command line reads `--env` (`registry.parse_task_id`).
+
     Args:
-      domain_name: e.g. "cartpole".
+      domain_name: e.g. "cartpole"; or, without `task_name`, the task's id
+        DOMAIN-TASK, e.g. "cartpole-swingup".
       task_name: e.g. "swingup".
       backend: the physics of a step: "mjx" (pure JAX, any device) or "mujoco" (C
         MuJoCo on the host's CPUs through a callback, dm_control's own engine;
@@ -44,6 +51,8 @@ def load(domain_name: str, task_name: str, *, backend: str = "mjx", **task_kwarg
       ValueError: for an unknown domain or task, listing the valid names with
         close matches first.
     """
+    if task_name is None:
+        domain_name, task_name = _registry.parse_task_id(domain_name)
     task = _REGISTRY.build(domain_name, task_name, **task_kwargs)
     return Env(domain_name, task_name, task, backend=backend)
 

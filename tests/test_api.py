@@ -44,6 +44,15 @@ def test_unknown_task_lists_valid_tasks():
         jaxcontrol.load("cartpole", "swing_up")
 
 
+def test_a_task_id_alone_loads_the_same_task():
+    env = jaxcontrol.load("point_mass-easy", time_limit=2.0)
+    assert (env.domain, env.task_name, env.episode_length) == ("point_mass", "easy", 100)
+    with pytest.raises(ValueError, match=r"unknown task 'point_mass-eazy'.*'point_mass-easy'"):
+        jaxcontrol.load("point_mass-eazy")
+    with pytest.raises(ValueError, match=r"unknown task 'cartpole' \(DOMAIN-TASK\)"):
+        jaxcontrol.load("cartpole")  # a domain alone is not a task
+
+
 def test_unknown_task_argument_is_an_error():
     with pytest.raises(ValueError, match=r"unknown argument 'time_limt'.*'time_limit'"):
         jaxcontrol.load("pendulum", "swingup", time_limt=5)
