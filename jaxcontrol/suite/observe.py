@@ -20,7 +20,10 @@ from jaxcontrol.physics import Physics
 
 @functools.partial(jax.jit, static_argnums=0)
 def _evaluate(env: Env, host, model_fields, variables):
-    data = env.blank_state().data.replace(**host)
+    template = env.blank_state().data
+    # MjData keeps matrices flat (xmat: nbody x 9); mjx.Data as 3 x 3.
+    host = {name: value.reshape(getattr(template, name).shape) for name, value in host.items()}
+    data = template.replace(**host)
     physics = Physics.create(env.mjx_model, data, env.names, model_fields)
     data = env.task.sync(physics).replace(sensordata=host["sensordata"])
     physics = dataclasses.replace(physics, data=data)
