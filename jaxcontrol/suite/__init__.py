@@ -22,7 +22,8 @@ The modules, one idea each:
   * `observe`: the JAX task evaluated on the host physics;
   * `task`: `env.task`, dm_control's Task interface;
   * `environment`: `env`, dm_control's `control.Environment`;
-  * `mirror`: a dm_control environment's state copied into ours.
+  * `mirror`: a dm_control environment's state copied into ours;
+  * `vector`: `load_vector`, many environments in one jitted program.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from jaxcontrol.suite.tasks import (
     REWARD_VIZ,
     TASKS_BY_DOMAIN,
 )
+from jaxcontrol.suite.vector import VectorEnvironment, vector_environment
 
 
 def load(
@@ -93,6 +95,28 @@ def load(
 build_environment = load
 
 
+def load_vector(
+    domain_name: str,
+    task_name: str,
+    num_envs: int,
+    task_kwargs=None,
+    environment_kwargs=None,
+    *,
+    backend: str = "mujoco",
+) -> VectorEnvironment:
+    """Returns `num_envs` environments of a task stepped as one jitted program.
+
+    NumPy in, NumPy out: `step(actions)` takes a (num_envs, nu) array and returns
+    one `TimeStep` of arrays with a leading axis of `num_envs`
+    (`vector.VectorEnvironment`). The arguments are `load`'s;
+    `task_kwargs['random']` seeds every environment's key.
+    """
+    kwargs = dict(task_kwargs or {})
+    random = kwargs.pop("random", None)
+    env, _ = _build(domain_name, task_name, kwargs, environment_kwargs, backend)
+    return vector_environment(env, num_envs, random, environment_kwargs)
+
+
 def _build(domain, name, task_kwargs, environment_kwargs, backend) -> tuple[Env, Task]:
     """The jaxcontrol Env of the arguments, and `env.task`'s adapter of it."""
     cpu_physics.check_backend(backend)
@@ -123,7 +147,9 @@ __all__ = [
     "TASKS_BY_DOMAIN",
     "Environment",
     "Task",
+    "VectorEnvironment",
     "build_environment",
     "load",
+    "load_vector",
     "mirror",
 ]
