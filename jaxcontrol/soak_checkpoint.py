@@ -6,7 +6,7 @@ batched `State`s and the running statistics) goes to a small `.npz` file beside 
 piece's `Progress` file. Of each `mjx.Data` it keeps the public fields and drops
 `_impl`: the backend's contact, constraint and mass-matrix arrays, which every step
 computes again before it reads them. A resumed shard so steps on bit-identically
-(tests/test_parity_progress.py sets what is dropped to NaN first), and a file of
+(tests/parity/test_parity_progress.py sets what is dropped to NaN first), and a file of
 insert_ball's 128 environments holds 0.8 MB rather than 12 MB: small enough to commit
 when a session ends in the middle of a shard.
 """

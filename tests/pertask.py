@@ -48,7 +48,7 @@ def without_what_mjx_ignores(model: mujoco.MjModel) -> mujoco.MjModel:
     reads nowhere: the statistics its `Statistic` documents as unused, and the sizes
     of planes, which only rays read (kept where the model has rangefinders).
     quadruped walk and run (and dog's stand, trot and run) differ in nothing else
-    (their floors' sizes), so they share a key; tests/test_physics.py proves that MJX's
+    (their floors' sizes), so they share a key; tests/physics/test_physics.py proves that MJX's
     step ignores these fields."""
     model.stat.extent = 1.0
     model.stat.center[:] = 0.0

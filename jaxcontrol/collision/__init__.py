@@ -37,7 +37,7 @@ one:
 1. write `ellipsoid_mesh.py` (say) with `ellipsoid_mesh(m, d, key, geom)` and its `ncon`
    (what C's `mj_maxContact` gives for the pair; hfield pairs also get `key.subgrid_size`);
 2. add one line to `_PAIRS` below;
-3. add its tests beside tests/test_collision.py: against C MuJoCo's contacts (tight
+3. add its tests beside tests/physics/test_collision.py: against C MuJoCo's contacts (tight
    `opt.ccd_tolerance`) and hand-worked cases.
 """
 
@@ -56,8 +56,8 @@ from jaxcontrol.collision import hfield_ellipsoid as _hfield_ellipsoid
 
 __all__ = ["PAIRS", "PINNED_MJX_VERSION", "register"]
 
-#: The mujoco-mjx release these functions were validated against (tests/test_collision.py,
-#: tests/test_collision_hfield.py, tests/test_collision_cylinder_box.py).
+#: The mujoco-mjx release these functions were validated against (tests/physics/test_collision.py,
+#: tests/physics/test_collision_hfield.py, tests/physics/test_collision_cylinder_box.py).
 PINNED_MJX_VERSION = "3.17.0"
 
 # (geom1 type, geom2 type) in MJX's order (lower type first) -> our collision function.
@@ -84,7 +84,7 @@ def _check_version() -> None:
             f"jaxcontrol.collision is pinned to mujoco-mjx {PINNED_MJX_VERSION}, but "
             f"mujoco-mjx {installed} is installed. It patches MJX's private collision table "
             "(mujoco.mjx._src.collision_driver._COLLISION_FUNC), so the extension must be "
-            "re-validated against this MJX release (run tests/test_collision.py, check which "
+            "re-validated against this MJX release (run tests/physics/test_collision.py, check which "
             "pairs MJX now implements itself) before PINNED_MJX_VERSION is raised."
         )
 

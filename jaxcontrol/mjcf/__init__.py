@@ -2,7 +2,7 @@
 
 Each domain module exposes `make_spec(...)` and `make_model(...)`; the models
 compile to the same physics as dm_control's XML (see `model_diff.compare_models`
-and tests/test_models.py). `compat` adapts them for `mujoco.mjx.put_model`.
+and tests/physics/test_models.py). `compat` adapts them for `mujoco.mjx.put_model`.
 """
 
 from __future__ import annotations

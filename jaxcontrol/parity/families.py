@@ -9,7 +9,7 @@ A family names its candidate members, keyed on (domain, task), and the task fiel
 that members may set apart (`free_fields`): fields only the reward reads, and model
 sizes MJX's step ignores (a floor plane's). Two tasks share rollouts exactly when
 `rollout_key` is equal for both: the same family, and equal values of every other
-field. tests/test_parity_family.py holds each family's MJX rollout to its members'
+field. tests/parity/test_parity_family.py holds each family's MJX rollout to its members'
 own (resets bit for bit, the first step to float32 rounding: XLA may round one
 physics differently in two programs).
 """
@@ -66,7 +66,7 @@ ROLLOUT_FAMILIES: tuple[RolloutFamily, ...] = (
     # stand, walk, trot and run differ only in the reward (and floor size, which MJX's
     # step never reads): one rollout serves all four. The family's program rounds the
     # physics differently from dog-walk's own from the second step on (measured, 8
-    # envs x 20 float32 steps); tests/test_parity_family.py's full tier holds the
+    # envs x 20 float32 steps); tests/parity/test_parity_family.py's full tier holds the
     # family to each member's resets, step types and first step (docs/parity.md).
     # Not fetch: the ball makes another model.
     RolloutFamily(

@@ -72,7 +72,7 @@ def family_soak(
     """`soak` of each of `envs`, siblings of one rollout family (`families.step_with_rewards`),
     on the first one's rollout: each task's result, and the parts each task's
     `Progress` keeps, are those of a soak of its own: bit for bit where XLA compiles
-    the physics alike (C MuJoCo), to rounding on MJX (tests/test_parity_family.py)."""
+    the physics alike (C MuJoCo), to rounding on MJX (tests/parity/test_parity_family.py)."""
     env, siblings = envs[0], tuple(envs[1:])
     shards = shards or soak_shards(env.domain, env.task_name)
     if num_envs % shards:

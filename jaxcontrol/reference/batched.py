@@ -49,7 +49,7 @@ def batched_inject_on_c(env: Env, starts: DmState) -> State:
     `env`, the constraint and contact rows that C's states leave out are its blank
     state's, and the kinematics are MJX's own: MJX's step starts from the kinematics
     it is given (`physics.step`) and recomputes the rest, so it steps these states
-    exactly as it steps `batched_inject`'s (tests/test_mirror.py). Only MJX's
+    exactly as it steps `batched_inject`'s (tests/parity/test_mirror.py). Only MJX's
     kinematics is compiled, not its forward pass (stacker-stack_2's injection
     on MJX: 29 s on one core). The starts' observations are C's.
     """

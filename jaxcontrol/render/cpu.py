@@ -5,7 +5,7 @@ copy of the Env's CPU model (`env.mj_model`, dm_control's model field for field,
 cameras, lights, materials and skybox included): it writes in the state's
 `qpos`, `qvel`, `act` and per-environment model fields (a target's position,
 say), recomputes the kinematics with `mj_forward` and renders. The image is
-then dm_control's `physics.render` of the same state (tests/test_render.py).
+then dm_control's `physics.render` of the same state (tests/render/test_render.py).
 
 Needs OpenGL: see `jaxcontrol.render.gl` for `MUJOCO_GL`. Learning from pixels
 uses the pure-JAX renderer instead (`jaxcontrol.wrappers.Pixels`).

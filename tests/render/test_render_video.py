@@ -107,7 +107,7 @@ def test_train_video_writes_one_evaluation_episode(tmp_path, capsys):
 @needs_encoder
 def test_train_video_and_video_of_the_run(tmp_path, capsys):
     """The whole path on a tiny PPO run (about 80 s on 2 cores, so slow tier)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "agents"))
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "agents"))
     from agent_configs import TINY_PPO_CLI
 
     from jaxcontrol.cli import train

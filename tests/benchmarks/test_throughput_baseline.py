@@ -11,7 +11,7 @@ import pytest
 
 import jaxcontrol
 
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture

@@ -236,7 +236,7 @@ def test_every_task_declares_the_episode_class_its_record_measured():
     classes = parity.classes.EPISODE_CLASSES
     assert sorted(classes) == sorted(jaxcontrol.ALL_TASKS)
     assert set(classes.values()) == {"exact", "distributional"}
-    records = pathlib.Path(__file__).resolve().parent.parent / "parity_records"
+    records = pathlib.Path(__file__).resolve().parents[2] / "parity_records"
     for record in parity.load_records(records):
         episode = record.get("episode")
         if episode:

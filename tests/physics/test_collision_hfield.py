@@ -6,7 +6,7 @@ prisms (`mjc_ConvexHField`) one by one, exactly; `ray_hfield` adds height fields
 
 * contacts: C MuJoCo's own, from `mj_collision`, one per penetrating prism, with EPA run to
   `ccd_tolerance=1e-12`, `ccd_iterations=1000` (at the defaults, 1e-6 and 35, C's own depth
-  and normal are off by up to ~1e-4: tests/test_collision.py). Every C contact is a prism
+  and normal are off by up to ~1e-4: tests/physics/test_collision.py). Every C contact is a prism
   of our sub-grid, so the penetrating prisms must be the same set with the same depths:
   to `TOL` = 1e-9 (measured worst 1.2e-11, median 3e-13, sizes 0.1-1; prisms within TOL
   of touching may count on either side). C's normal is EPA's and less exact than its depth

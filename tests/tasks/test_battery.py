@@ -128,7 +128,7 @@ def rollout(env, request):
     episodes start from C MuJoCo's resets: compiling a domain's MJX reset (its
     collision and settling loops and a forward pass) cost the default tier as much
     as its step (docs/testing.md). The task's reset code runs on C here;
-    MJX's pieces of it have tests of their own (tests/test_randomizers.py's
+    MJX's pieces of it have tests of their own (tests/tasks/test_randomizers.py's
     rejection loop, test_quadruped.py's height search, test_cheetah_reset.py's
     settling), and `--backend mjx` and the full tier reset every task on MJX."""
     return _short_rollout(env, request.config.getoption("--backend") == "auto")

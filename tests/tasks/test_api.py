@@ -80,7 +80,7 @@ def test_env_is_immutable_and_hashable():
 
 def test_blank_state_is_shaped_like_an_mjx_reset():
     """The battery checks `blank_state` against every task's reset, but under
-    `--backend auto` its MJX tasks reset on C (tests/test_battery.py, `rollout`):
+    `--backend auto` its MJX tasks reset on C (tests/tasks/test_battery.py, `rollout`):
     here against MJX's own reset, whose data the task code does not shape."""
     env = jaxcontrol.load("cartpole", "swingup")
     reset = _reset(env, jax.random.key(0)).replace(key=None)
