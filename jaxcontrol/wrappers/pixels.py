@@ -26,7 +26,7 @@ import numpy as np
 from dm_env import specs
 
 from jaxcontrol.core import State
-from jaxcontrol.render import raycast
+from jaxcontrol.render import raycast, reward_colors
 from jaxcontrol.wrappers.base import Wrapper
 
 
@@ -42,6 +42,11 @@ class Pixels(Wrapper):
       observation_key: the image's key in the observation.
       shadows: cast shadow rays toward the lights that cast shadows (costs one
         extra ray per pixel and such light).
+      visualize_reward: colour the bodies by the reward at the state, as
+        dm_control's `visualize_reward`: the `self`, `effector` and `target`
+        materials blend from `*_default` to `*_highlight` by reward**4 (the
+        reward clipped to [0, 1]). Tasks without those materials (dog) draw as
+        without it.
     """
 
     height: int = 84
@@ -50,6 +55,7 @@ class Pixels(Wrapper):
     pixels_only: bool = True
     observation_key: str = "pixels"
     shadows: bool = True
+    visualize_reward: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -73,7 +79,10 @@ class Pixels(Wrapper):
 
     def render_pixels(self, state: State) -> jax.Array:
         """The uint8 (height, width, 3) image of one environment's state."""
-        return self._render(state.data, state.model_fields)
+        fields = state.model_fields
+        if self.visualize_reward:
+            fields = reward_colors.colored_fields(self.env.unwrapped, state)
+        return self._render(state.data, fields)
 
     def _observe(self, state: State) -> State:
         pixels = self.render_pixels(state)

@@ -91,3 +91,31 @@ def test_visualize_reward_colours_frames_as_dm_controls():
     assert not np.allclose(colors["self"], colors["self_default"])  # a blend, not an end
     np.testing.assert_allclose(colors.__array__(), theirs.physics.named.model.mat_rgba.__array__())
     np.testing.assert_array_equal(ours.physics.render(48, 64, 0), theirs.physics.render(48, 64, 0))
+
+
+def test_the_pixels_wrappers_reward_colours_move_its_frames_toward_dm_controls():
+    import jaxcontrol
+    from jaxcontrol import reference
+    from jaxcontrol.wrappers import Pixels
+
+    theirs = dm_suite.load("cartpole", "balance", task_kwargs={"random": 0}, visualize_reward=True)
+    theirs.reset()
+    for _ in range(3):
+        theirs.step(np.full(1, 0.2))
+    reward = theirs.task.get_reward(theirs.physics)
+    assert reward**4 > 0.5  # the highlight dominates
+    env = jaxcontrol.load("cartpole", "balance")
+    state = reference.mirror(env, theirs)
+    expected = theirs.physics.render(84, 84, camera_id=0).astype(float)
+    # The pixels that show a body of a reward material, by dm_control's segmentation.
+    segmentation = theirs.physics.render(84, 84, camera_id=0, segmentation=True)
+    model = theirs.physics.model
+    materials = [model.name2id(name, "material") for name in ("self", "effector", "target")]
+    geoms = np.flatnonzero(np.isin(model.geom_matid, materials))
+    shown = np.isin(segmentation[..., 0], geoms) & (segmentation[..., 1] == 5)  # mjOBJ_GEOM
+    assert shown.sum() > 50
+    plain = np.asarray(Pixels(env).render_pixels(state), float)
+    colored = np.asarray(Pixels(env, visualize_reward=True).render_pixels(state), float)
+    plain_error = np.abs(plain - expected)[shown].mean()
+    colored_error = np.abs(colored - expected)[shown].mean()
+    assert colored_error < 0.5 * plain_error, (colored_error, plain_error)
