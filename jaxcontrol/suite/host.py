@@ -69,10 +69,21 @@ def model_fields(physics, names) -> dict[str, np.ndarray]:
 
 
 def write_model_fields(physics, fields) -> None:
-    """Writes model fields (full arrays) into the physics' model."""
+    """Writes model fields (full arrays) into the physics' model.
+
+    New height field data (quadruped-escape's terrain) is uploaded to the physics'
+    rendering context where it has one, as dm_control's escape does at reset; a
+    context made later uploads the model's data itself.
+    """
     for name, value in fields.items():
         target = getattr(physics.model, name)
         target[...] = np.asarray(value).reshape(target.shape)
+    if "hfield_data" in fields and physics._contexts:  # pylint: disable=protected-access
+        with physics.contexts.gl.make_current() as context:
+            for hfield in range(physics.model.nhfield):
+                context.call(
+                    mujoco.mjr_uploadHField, physics.model.ptr, physics.contexts.mujoco.ptr, hfield
+                )
 
 
 def write_state(physics, qpos, qvel, act=None, time=None, warmstart=None) -> None:

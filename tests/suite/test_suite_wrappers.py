@@ -119,3 +119,18 @@ def test_the_pixels_wrappers_reward_colours_move_its_frames_toward_dm_controls()
     plain_error = np.abs(plain - expected)[shown].mean()
     colored_error = np.abs(colored - expected)[shown].mean()
     assert colored_error < 0.5 * plain_error, (colored_error, plain_error)
+
+
+@needs_gl
+@pytest.mark.full
+def test_quadruped_escapes_terrain_is_drawn_anew_in_a_rendered_physics():
+    theirs = dm_suite.load("quadruped", "escape", task_kwargs={"random": 0})
+    ours = suite.load("quadruped", "escape", task_kwargs={"random": 0})
+    ours.reset()
+    before = ours.physics.render(48, 64, camera_id=0)  # the context holds this terrain
+    theirs.reset()
+    theirs.reset()
+    suite.mirror(ours, theirs)  # another terrain, uploaded to the context
+    after = ours.physics.render(48, 64, camera_id=0)
+    assert not np.array_equal(before, after)
+    np.testing.assert_array_equal(after, theirs.physics.render(48, 64, camera_id=0))
