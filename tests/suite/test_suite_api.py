@@ -152,12 +152,15 @@ def test_reads_see_the_current_state_and_writes_take_effect_in_the_next_step():
 
 
 def test_the_mjx_backend_follows_dm_control_within_the_one_step_target():
-    ours, theirs, random = _pair("cartpole", "balance", backend="mjx")
+    ours, theirs, random = _pair("pendulum", "swingup", backend="mjx")
     assert ours.backend == "mjx"
     for step in range(6):
-        if step == 3:  # a write into the host physics reaches MJX's next step
+        if step == 3:  # a state set in the host physics reaches MJX's next step
+            state = theirs.physics.get_state()
+            state[1] = 0.5  # qvel["hinge"]
             for physics in (ours.physics, theirs.physics):
-                physics.named.data.qvel["hinge_1"] = 0.5
+                with physics.reset_context():
+                    physics.set_state(state)
         action = random.uniform(-1, 1, (1,))
         a, b = ours.step(action), theirs.step(action)
         _assert_observations_close(a.observation, b.observation, TOLERANCE)

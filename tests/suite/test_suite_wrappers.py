@@ -93,6 +93,8 @@ def test_visualize_reward_colours_frames_as_dm_controls():
     np.testing.assert_array_equal(ours.physics.render(48, 64, 0), theirs.physics.render(48, 64, 0))
 
 
+@needs_gl
+@pytest.mark.full  # the JAX renderer's compilation takes about a minute
 def test_the_pixels_wrappers_reward_colours_move_its_frames_toward_dm_controls():
     import jaxcontrol
     from jaxcontrol import reference
