@@ -69,7 +69,13 @@ def test_invalid_environment_arguments_are_refused():
         suite.load("cartpole", "balance", backend="gpu")
 
 
-@pytest.mark.parametrize("domain,task_name", [("cartpole", "balance"), ("finger", "spin")])
+# Ids that are not DOMAIN-TASK: per-task ids belong to the `task` fixture's grouping
+# (tests/conftest.py; tests/test_run_order.py).
+@pytest.mark.parametrize(
+    "domain,task_name",
+    [("cartpole", "balance"), ("finger", "spin")],
+    ids=["cartpole/balance", "finger/spin"],
+)
 def test_specs_and_control_timestep_are_dm_controls(domain, task_name):
     ours = suite.load(domain, task_name)
     theirs = dm_suite.load(domain, task_name)
