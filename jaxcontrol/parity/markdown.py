@@ -6,6 +6,7 @@ from typing import Any
 
 import jaxcontrol
 from jaxcontrol.parity.measures import reset_pvalues
+from jaxcontrol.parity.per_state import HARD_STATES
 from jaxcontrol.parity.records import jax_versions, missed_targets, mjx_fixes_of, solver_caps
 from jaxcontrol.parity.settings import (
     CONFIRM_BATCHES,
@@ -57,6 +58,26 @@ def _e(value) -> str:
     return "—" if value is None else f"{value:.1e}"
 
 
+def _hard_cell(piece: dict | None) -> str:
+    """A hard-states piece: ours' and raw MJX's median / p99 / max of each state's
+    worst relative error, the shares of states above 1e-4 and 1e-2 (ours / raw), and
+    the states where ours misses max(target, 10x raw MJX's error there)."""
+    if not piece:
+        return "—"
+    ours, raw = piece["worst_ours"], piece["worst_raw"]
+
+    def stats(s: dict) -> str:
+        return f"{_e(s['median'])} / {_e(s['p99'])} / {_e(s['max'])}"
+
+    def share(key: str) -> str:
+        return f"{ours[key]:.0%} / {raw[key]:.0%}"
+
+    return (
+        f"{stats(ours)}; {stats(raw)}; {share('above_1e-04')}; {share('above_1e-02')}; "
+        f"{piece['states_missed']} of {piece['n_states']}"
+    )
+
+
 def render(records: list[dict[str, Any]]) -> str:
     """PARITY.md: one row per task with every figure, and the targets it misses."""
     lines = [
@@ -74,9 +95,13 @@ def render(records: list[dict[str, Any]]) -> str:
             "| one step f32 rel: ours / CPU / raw MJX (tol) "
             "| episode f64: class, return rel ours / CPU, raw MJX drift (100 steps) "
             "| resets: min KS p | returns \\|z\\|: zero / sine / bang "
-            "| soak: non-finite in steps | misses | measured |"
+            "| soak: non-finite in steps "
+            "| hard states f64 rel: ours; raw MJX (median / p99 / max); "
+            ">1e-4 ours / raw; >1e-2 ours / raw; ours > 10x raw "
+            "| hard states f32 rel: the same "
+            "| misses | measured |"
         ),
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         f64, f32 = r.get("one_step_float64", {}), r.get("one_step_float32", {})
@@ -100,9 +125,10 @@ def render(records: list[dict[str, Any]]) -> str:
         solver = f", solver caps {caps[0]}/{caps[1]}" if caps else ""
         versions = jax_versions(r)
         solver += f", jax {' + '.join(versions)}" if versions else ""
+        hard = " | ".join(_hard_cell(r.get(f"hard_states_{d}")) for d in ("float64", "float32"))
         lines.append(
             f"| {r['task']} | {one64} | {one32} | {episode} | {ks} | {zs} | {soak_cell} "
-            f"| {'; '.join(missed) if missed else 'none'} | {r.get('date', '?')}{solver} |"
+            f"| {hard} | {'; '.join(missed) if missed else 'none'} | {r.get('date', '?')}{solver} |"
         )
     lines += [
         "",
@@ -161,6 +187,19 @@ def render(records: list[dict[str, Any]]) -> str:
             "the host that measured it (shard 0 twice where every shard was measured on "
             "another machine or core count). Newer soaks also keep the largest \\|qvel\\| "
             "of any environment at any step: a state can stay finite and still be flung."
+        ),
+        (
+            f"- **Hard states**: one step from {HARD_STATES} dm_control states per task and "
+            "precision, a mix of resets, states after 0 to 50 random actions, states along a "
+            "trained policy's episodes where a run was given, and the states with the most "
+            "contacts of a larger pool (docs/parity.md lists the shares). Per state, each "
+            "quantity's relative error is max\\|a - b\\| / max(1, max\\|dm_control's\\|) "
+            "(next qpos, qvel, every observation, reward), and the cell summarises each "
+            "state's worst quantity: median / 99th percentile / maximum over the states for "
+            "ours and for stock `mjx.step` on the same states, then the shares of states "
+            "above 1e-4 and 1e-2 (ours / raw), then the states where ours misses "
+            "max(target, 10x raw MJX's error on that state). Float64 in `jax.enable_x64`. "
+            "'—': not yet measured."
         ),
         (
             "- **MJX fixes**: jaxcontrol repairs stock MJX's elliptic-cone line search "

@@ -24,6 +24,7 @@ from jaxcontrol.parity.measures import (
     resets,
     returns,
 )
+from jaxcontrol.parity.per_state import hard_step
 from jaxcontrol.parity.progress import Progress, progress_path
 from jaxcontrol.parity.settings import (
     EPISODE_EXACT_RTOL,
@@ -62,7 +63,13 @@ PIECES: dict[str, Piece] = {
     "resets": _in_mode(False, resets),
     "returns": _in_mode(False, returns, resumable=True),
     "soak": _in_mode(False, soak, resumable=True),
+    "hard_states_float64": _in_mode(True, lambda env: hard_step(env, x64=True)),
+    "hard_states_float32": _in_mode(False, lambda env: hard_step(env, x64=False)),
 }
+# The pieces every task's record is held to have; the hard states are measured task by
+# task (`jaxcontrol parity --pieces hard_states_float32`), and a record without them
+# shows them as not yet measured.
+REQUIRED_PIECES = tuple(p for p in PIECES if not p.startswith("hard_states_"))
 
 
 def measure_piece(
@@ -265,7 +272,7 @@ def provenance() -> dict[str, str]:
 
 def missed_targets(
     record: dict[str, Any],
-    required: Iterable[str] = tuple(PIECES),
+    required: Iterable[str] = REQUIRED_PIECES,
     caps: list[int] | None = None,
     fixes: Sequence[str] = (),
 ) -> list[str]:
@@ -291,6 +298,12 @@ def missed_targets(
         if piece:
             for who, key, worst, tolerance in one_step_misses(piece):
                 missed.append(f"one step {dtype} {who} {key}: {worst:.2e} > {tolerance:.2e}")
+        hard = record.get(f"hard_states_{dtype}")
+        if hard and hard["states_missed"]:
+            missed.append(
+                f"hard states {dtype}: ours beyond max(target, 10x raw MJX) on "
+                f"{hard['states_missed']} of {hard['n_states']} states"
+            )
     ep = record.get("episode")
     if ep:
         if ep["measured_class"] != ep["declared_class"]:

@@ -1,0 +1,122 @@
+"""One step from a spread of dm_control states, held to stock MJX state by state.
+
+Default tier: the per-state errors, summaries and rule on hand-built numbers, and
+pendulum's one step from 16 states of the mix in float32 (a few seconds of compile).
+Full tier (`-m full`): every task's 200 states in both precisions, written to its record.
+"""
+
+import numpy as np
+import pytest
+
+import jaxcontrol
+from jaxcontrol import parity, reference
+from jaxcontrol.parity import hard_states, per_state
+
+
+def test_each_state_error_is_relative_to_its_own_scale():
+    """Each state is scaled by its own dm_control values, not the batch's largest."""
+    dm = np.array([[0.5, -0.2], [10.0, -40.0], [0.0, 0.0]])
+    ours = np.array([[0.5, -0.1], [10.0, -38.0], [0.0, np.nan]])
+    errors = per_state.state_errors(ours, dm)
+    assert errors[0] == pytest.approx(0.1)  # scale 1: absolute
+    assert errors[1] == pytest.approx(2.0 / 40.0)
+    assert np.isnan(errors[2])
+    scalar = per_state.state_errors(np.array([1.5, 3.0]), np.array([1.0, 3.0]))
+    assert scalar.tolist() == [0.5, 0.0]
+
+
+def test_summaries_give_median_p99_max_and_the_shares_above_thresholds():
+    errors = np.concatenate([np.full(90, 1e-6), np.full(9, 1e-3), [0.5]])
+    summary = per_state.summarize(errors)
+    assert summary["median"] == 1e-6 and summary["max"] == 0.5
+    assert summary["p99"] == pytest.approx(1e-3 + 0.01 * (0.5 - 1e-3))  # linear, as NumPy's
+    assert summary["above_1e-04"] == pytest.approx(0.10)
+    assert summary["above_1e-02"] == pytest.approx(0.01)
+    with_nan = per_state.summarize([1e-6, np.nan])
+    assert np.isnan(with_nan["max"]) and with_nan["above_1e-02"] == 0.5
+
+
+def test_ours_is_held_to_ten_times_raw_mjx_on_the_same_state():
+    """State 0: raw MJX misses by 0.1, so ours may miss by up to 1.0 there. State 1:
+    raw MJX is exact, so ours is held to the 1e-4 target, and 0.01 misses it; an
+    observation raw MJX measured sets its own tolerance; a NaN always misses."""
+    raw = {
+        "qpos": np.array([0.1, 0.0, 0.0]),
+        "qvel": np.array([0.0, 1e-7, 0.0]),
+        "obs/touch": np.array([0.0, 0.0, 0.3]),
+    }
+    ours = {
+        "qpos": np.array([0.9, 0.01, 0.0]),
+        "qvel": np.array([0.5, 0.0, np.nan]),
+        "obs/touch": np.array([0.0, 0.0, 2.9]),
+        "reward": np.array([0.99, 0.0, 0.0]),
+    }
+    misses = per_state.state_misses("float32", ours, raw)
+    assert [(i, key) for i, key, _, _ in misses] == [(1, "qpos"), (2, "qvel")]
+    assert misses[0][2:] == (0.01, 1e-4)
+    ours["reward"][0] = 1.01
+    assert (0, "reward", 1.01, pytest.approx(1.0)) in per_state.state_misses("float32", ours, raw)
+
+
+def test_the_mix_gives_every_source_its_share():
+    assert hard_states.source_counts(200, True) == {
+        "reset": 30,
+        "random": 70,
+        "policy": 40,
+        "contacts": 60,
+    }
+    assert hard_states.source_counts(200, False) == {"reset": 30, "random": 110, "contacts": 60}
+    assert sum(hard_states.source_counts(17, False).values()) == 17
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    with reference.precision(False):
+        env = jaxcontrol.load("pendulum", "swingup")
+        yield env, per_state.hard_step(env, x64=False, n_states=16, seed=3, policy_runs=())
+
+
+def test_the_mix_is_the_same_for_the_same_seed_and_records_its_sources(pendulum):
+    env, piece = pendulum
+    first = hard_states.state_mix(env, 16, seed=3)
+    again = hard_states.state_mix(env, 16, seed=3)
+    other = hard_states.state_mix(env, 16, seed=4)
+    for a, b in zip(first.transitions, again.transitions):
+        np.testing.assert_array_equal(a.start.qpos, b.start.qpos)
+        np.testing.assert_array_equal(a.action, b.action)
+    assert not np.array_equal(first.transitions[5].start.qpos, other.transitions[5].start.qpos)
+    assert first.sources == piece["states"]["source"]
+    assert piece["sources"] == {"reset": 2, "random": 9, "contacts": 5}
+    assert [t.start.step for t in first.transitions[:2]] == [0, 0]  # resets
+    assert all(t.start.step <= hard_states.RANDOM_DEPTH for t in first.transitions)
+    assert first.contacts == piece["states"]["contacts"] and len(first.rows) == 16
+
+
+def test_pendulum_one_step_from_the_mix_in_float32_is_within_the_rule(pendulum):
+    env, piece = pendulum
+    keys = {f"obs/{k}" for k in env.observation_spec()} | {"qpos", "qvel", "reward"}
+    assert set(piece["ours"]) == keys and set(piece["raw"]) == keys - {"reward"}
+    assert piece["dtype"] == "float32" and piece["n_states"] == 16
+    assert piece["states_missed"] == 0 and piece["misses"] == [], piece["misses"]
+    assert 0 < piece["worst_ours"]["max"] < 1e-5  # float32 rounding, never exact
+    assert piece["worst_ours"]["max"] == max(piece["states"]["ours"])
+    assert parity.missed_targets({"hard_states_float32": piece}, ["hard_states_float32"]) == []
+
+
+def test_a_record_with_a_state_beyond_the_rule_misses_a_target():
+    piece = {"states_missed": 2, "n_states": 200}
+    assert parity.missed_targets({"hard_states_float64": piece}, []) == [
+        "hard states float64: ours beyond max(target, 10x raw MJX) on 2 of 200 states"
+    ]
+
+
+# ----- full tier -------------------------------------------------------------------------
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_full_hard_states(task, full_record, dtype):
+    """Every task's 200 states: ours within max(target, 10x raw MJX) on each."""
+    piece = full_record(f"hard_states_{dtype}")
+    assert piece["n_states"] >= per_state.HARD_STATES
+    assert piece["states_missed"] == 0, piece["misses"]
