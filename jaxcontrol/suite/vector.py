@@ -9,7 +9,7 @@ reports as None), and the observation (an OrderedDict of float64 arrays, or one
 vector per environment under "observations" with `flat_observation`).
 
 The physics is jaxcontrol's `Env` (C MuJoCo through `mujoco.batch` by default,
-MJX on request) under `jax.vmap`, in float64; the resets that a step needs run
+MJX on request) under `jax.vmap`, in float64 (float32 on request with MJX); the resets that a step needs run
 inside the same program (`lax.cond`, taken only when some environment
 restarts). There is no host `physics`: `render(index)` draws one environment.
 """
@@ -17,7 +17,6 @@ restarts). There is no host `physics`: `render(index)` draws one environment.
 from __future__ import annotations
 
 import collections
-import functools
 
 import dm_env
 import jax
@@ -30,24 +29,36 @@ from jaxcontrol.suite import options
 from jaxcontrol.suite.environment import FLAT_OBSERVATION_KEY
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _reset(env: Env, keys: jax.Array) -> State:
-    return jax.vmap(env.reset)(keys)
+def _outputs(states: State) -> tuple:
+    """What a `TimeStep` reads of the batch: a small part of the whole state."""
+    return states.step_type, states.reward, states.discount, states.observation
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _step(env: Env, states: State, actions: jax.Array, restart: jax.Array) -> State:
-    stepped = jax.vmap(env.step)(states, actions)
+def _programs(env: Env):
+    """The jitted reset and step of `env`'s batch, each returning the new states and
+    their `_outputs` (so the host fetches only those)."""
 
-    def restarted(stepped):
-        fresh = jax.vmap(env.reset)(states.key)
+    @jax.jit
+    def reset(keys: jax.Array):
+        states = jax.vmap(env.reset)(keys)
+        return states, _outputs(states)
 
-        def pick(new, old):
-            return jnp.where(restart.reshape(restart.shape + (1,) * (new.ndim - 1)), new, old)
+    @jax.jit
+    def step(states: State, actions: jax.Array, restart: jax.Array):
+        stepped = jax.vmap(env.step)(states, actions)
 
-        return jax.tree.map(pick, fresh, stepped)
+        def restarted(stepped):
+            fresh = jax.vmap(env.reset)(states.key)
 
-    return jax.lax.cond(restart.any(), restarted, lambda stepped: stepped, stepped)
+            def pick(new, old):
+                return jnp.where(restart.reshape(restart.shape + (1,) * (new.ndim - 1)), new, old)
+
+            return jax.tree.map(pick, fresh, stepped)
+
+        stepped = jax.lax.cond(restart.any(), restarted, lambda stepped: stepped, stepped)
+        return stepped, _outputs(stepped)
+
+    return reset, step
 
 
 class VectorEnvironment:
@@ -56,12 +67,22 @@ class VectorEnvironment:
     Built by `jaxcontrol.suite.load_vector`.
     """
 
-    def __init__(self, env: Env, num_envs: int, seed: int, flat_observation: bool):
+    def __init__(
+        self,
+        env: Env,
+        num_envs: int,
+        seed: int,
+        flat_observation: bool,
+        precision: str = "float64",
+    ):
         self._env = env
+        self.precision = precision
         self.num_envs = int(num_envs)
         self._seed = seed
         self._flat_observation = flat_observation
         self._states: State | None = None
+        self._outputs = None
+        self._reset_program, self._step_program = _programs(env)
         self._restart = np.ones(self.num_envs, bool)
 
     @property
@@ -75,8 +96,8 @@ class VectorEnvironment:
             keys = jax.random.split(jax.random.key(self._seed), self.num_envs)
         else:
             keys = self._states.key
-        with jax.enable_x64(True):
-            self._states = _reset(self._env, keys)
+        with options.numerics(self.precision):
+            self._states, self._outputs = self._reset_program(keys)
         self._restart = np.zeros(self.num_envs, bool)
         return self._time_step()
 
@@ -89,8 +110,8 @@ class VectorEnvironment:
         expected = (self.num_envs, *self.action_spec().shape)
         if actions.shape != expected:
             raise ValueError(f"expected actions of shape {expected}, got {actions.shape}")
-        with jax.enable_x64(True):
-            self._states = _step(self._env, self._states, actions, self._restart)
+        with options.numerics(self.precision):
+            self._states, self._outputs = self._step_program(self._states, actions, self._restart)
         step = self._time_step()
         self._restart = step.step_type == int(StepType.LAST)
         return step
@@ -125,9 +146,9 @@ class VectorEnvironment:
         return self._env.render(self._states, height, width, camera_id, index=index)
 
     def _time_step(self) -> dm_env.TimeStep:
-        states = jax.device_get(self._states)
+        step_type, reward, discount, observation = jax.device_get(self._outputs)
         observation = collections.OrderedDict(
-            (key, np.array(value, np.float64)) for key, value in states.observation.items()
+            (key, np.array(value, np.float64)) for key, value in observation.items()
         )
         if self._flat_observation:
             flat = np.concatenate(
@@ -135,15 +156,17 @@ class VectorEnvironment:
             )
             observation = collections.OrderedDict([(FLAT_OBSERVATION_KEY, flat)])
         return dm_env.TimeStep(
-            step_type=np.array(states.step_type, np.int64),
-            reward=np.array(states.reward, np.float64),
-            discount=np.array(states.discount, np.float64),
+            step_type=np.array(step_type, np.int64),
+            reward=np.array(reward, np.float64),
+            discount=np.array(discount, np.float64),
             observation=observation,
         )
 
 
-def vector_environment(env: Env, num_envs: int, random, environment_kwargs) -> VectorEnvironment:
+def vector_environment(
+    env: Env, num_envs: int, random, environment_kwargs, precision: str = "float64"
+) -> VectorEnvironment:
     """The `VectorEnvironment` of an Env built by `load_vector`."""
     _, seed = options.random_state(random)
     env_options = options.environment_options(environment_kwargs)
-    return VectorEnvironment(env, num_envs, seed, env_options.flat_observation)
+    return VectorEnvironment(env, num_envs, seed, env_options.flat_observation, precision)
