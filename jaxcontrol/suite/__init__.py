@@ -58,6 +58,7 @@ def load(
     visualize_reward: bool = False,
     *,
     backend: str = "mujoco",
+    precision: str = "float64",
 ) -> Environment:
     """Returns a suite environment, as `dm_control.suite.load` does.
 
@@ -76,6 +77,9 @@ def load(
       visualize_reward: colour the bodies by the reward in rendered frames.
       backend: "mujoco" (C MuJoCo on the host, dm_control's trajectories bit for
         bit) or "mjx".
+      precision: what the JAX side computes in: "float64" (default), or
+        "float32" with MJX (its fast setting; one step then follows dm_control
+        within PARITY.md's float32 figures). Specs and outputs are float64 either way.
 
     Returns:
       An `Environment` (a `dm_env.Environment` with `physics` and `task`).
@@ -84,7 +88,7 @@ def load(
       ValueError: for an unknown domain, task, task argument or environment
         argument, or an invalid combination of them.
     """
-    env, task = _build(domain_name, task_name, task_kwargs, environment_kwargs, backend)
+    env, task = _build(domain_name, task_name, task_kwargs, environment_kwargs, backend, precision)
     environment = Environment(
         env, task, host.make_physics(env), options.environment_options(environment_kwargs)
     )
@@ -103,6 +107,7 @@ def load_vector(
     environment_kwargs=None,
     *,
     backend: str = "mujoco",
+    precision: str = "float64",
 ) -> VectorEnvironment:
     """Returns `num_envs` environments of a task stepped as one jitted program.
 
@@ -113,13 +118,14 @@ def load_vector(
     """
     kwargs = dict(task_kwargs or {})
     random = kwargs.pop("random", None)
-    env, _ = _build(domain_name, task_name, kwargs, environment_kwargs, backend)
-    return vector_environment(env, num_envs, random, environment_kwargs)
+    env, _ = _build(domain_name, task_name, kwargs, environment_kwargs, backend, precision)
+    return vector_environment(env, num_envs, random, environment_kwargs, precision)
 
 
-def _build(domain, name, task_kwargs, environment_kwargs, backend) -> tuple[Env, Task]:
+def _build(domain, name, task_kwargs, environment_kwargs, backend, precision) -> tuple[Env, Task]:
     """The jaxcontrol Env of the arguments, and `env.task`'s adapter of it."""
     cpu_physics.check_backend(backend)
+    options.check_precision(precision, backend)
     kwargs = dict(task_kwargs or {})
     random, seed = options.random_state(kwargs.pop("random", None))
     env_options = options.environment_options(environment_kwargs)
@@ -132,7 +138,7 @@ def _build(domain, name, task_kwargs, environment_kwargs, backend) -> tuple[Env,
     if env_options.n_sub_steps is not None:
         step = env_options.n_sub_steps * env.physics_timestep
         env = Env(domain, name, dataclasses.replace(task, control_timestep=step), backend=backend)
-    return env, Task(env, random, seed)
+    return env, Task(env, random, seed, precision)
 
 
 __all__ = [

@@ -27,7 +27,7 @@ import numpy as np
 from dm_env import specs
 
 from jaxcontrol.core import Env, State
-from jaxcontrol.suite import host
+from jaxcontrol.suite import host, options
 from jaxcontrol.suite.options import EnvironmentOptions, step_limit
 from jaxcontrol.suite.task import Task
 
@@ -145,6 +145,12 @@ class Environment(dm_env.Environment):
         return self._env.backend
 
     @property
+    def precision(self) -> str:
+        """ "float64", or "float32" (MJX only): what the JAX side computes in. Specs and
+        outputs are float64 either way."""
+        return self._task.precision
+
+    @property
     def jax_env(self) -> Env:
         """The jaxcontrol Env underneath (static: its pure `reset` and `step`)."""
         return self._env
@@ -168,7 +174,7 @@ class Environment(dm_env.Environment):
     def _mjx_step(self) -> None:
         """One MJX control step from the host physics' state, written back into it."""
         env, physics = self._env, self._physics
-        with jax.enable_x64(True):
+        with options.numerics(self._task.precision):
             state = self._task.state
             if self._pushed is None or self._pushed != self._fingerprint():
                 data = physics.data

@@ -2,8 +2,8 @@
 
 The host's state, sensors and body poses replace those of a template `mjx.Data`
 and the task's `sync` recomputes the rest it reads, as a C backend step ends
-(`jaxcontrol.cpu_physics`). One jitted call per Env gives all three; everything
-runs in float64, as dm_control.
+(`jaxcontrol.cpu_physics`). One jitted call per Env gives all three, in float64
+as dm_control (in float32 where an MJX environment's precision is float32).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 
 from jaxcontrol.core import Env
 from jaxcontrol.physics import Physics
+from jaxcontrol.suite import options
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -48,9 +49,10 @@ class Evaluation:
     discount: float | None
 
 
-def evaluate(env: Env, host, model_fields, variables) -> Evaluation:
-    """The task's observation, reward and termination at the host's fields (`host.read`)."""
-    with jax.enable_x64(True):
+def evaluate(env: Env, host, model_fields, variables, precision: str = "float64") -> Evaluation:
+    """The task's observation, reward and termination at the host's fields (`host.read`),
+    computed in `precision` and returned in float64."""
+    with options.numerics(precision):
         observation, reward, termination = _evaluate(env, host, model_fields, variables)
     observation = type(observation)(
         (key, np.array(value, np.float64)) for key, value in observation.items()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import jax
 import numpy as np
 
 from jaxcontrol.registry import unknown_name
@@ -61,6 +62,29 @@ def environment_options(environment_kwargs) -> EnvironmentOptions:
             "leaves them"
         )
     return options
+
+
+PRECISIONS = ("float64", "float32")
+
+
+def check_precision(precision: str, backend: str) -> None:
+    """`precision` is one of `PRECISIONS`, and float32 goes with MJX.
+
+    Raises:
+      ValueError: naming the valid precisions, or for float32 on the C backend.
+    """
+    if precision not in PRECISIONS:
+        raise unknown_name("precision", precision, PRECISIONS)
+    if precision == "float32" and backend != "mjx":
+        raise ValueError(
+            "precision='float32' is MJX's: the C backend computes in float64 "
+            "(pass backend='mjx' for float32)"
+        )
+
+
+def numerics(precision: str):
+    """The context the JAX side computes in: `jax.enable_x64` on for float64."""
+    return jax.enable_x64(precision == "float64")
 
 
 def step_limit(time_limit: float, control_timestep: float) -> float:

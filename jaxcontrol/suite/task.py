@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from jaxcontrol.core import Env, State
-from jaxcontrol.suite import host, observe
+from jaxcontrol.suite import host, observe, options
 
 _MATERIALS = ("self", "effector", "target")
 
@@ -36,10 +36,14 @@ class Task:
       seed: the first episode's key is `jax.random.key(seed)`; each later
         episode uses the key the previous one carries (`State.key`), the
         sequence `jaxcontrol.wrappers.DmEnv` and `AutoReset` follow.
+      precision: "float64", or "float32" (MJX only): what the JAX side computes in.
     """
 
-    def __init__(self, env: Env, random: np.random.RandomState, seed: int):
+    def __init__(
+        self, env: Env, random: np.random.RandomState, seed: int, precision: str = "float64"
+    ):
         self._env = env
+        self.precision = precision
         self._random = random
         self._seed = seed
         self._visualize_reward = False
@@ -80,7 +84,7 @@ class Task:
         Called inside `physics.reset_context()`, whose exit runs the forward pass.
         """
         key = jax.random.key(self._seed) if self.state is None else self.state.key
-        with jax.enable_x64(True):
+        with options.numerics(self.precision):
             self.state = _reset(self._env, key)
         data = self.state.data
         host.write_model_fields(physics, jax.device_get(self.state.model_fields))
@@ -126,8 +130,9 @@ class Task:
         mark = (id(physics), host.fingerprint(physics, names))
         if self._cache is None or self._cache[0] != mark:
             variables = {} if self.state is None else self.state.variables
+            fields = host.model_fields(physics, names)
             result = observe.evaluate(
-                self._env, host.read(physics), host.model_fields(physics, names), variables
+                self._env, host.read(physics), fields, variables, self.precision
             )
             self._cache = (mark, result)
         return self._cache[1]

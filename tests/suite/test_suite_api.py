@@ -67,6 +67,10 @@ def test_invalid_environment_arguments_are_refused():
         suite.load("cartpole", "balance", task_kwargs={"num_pols": 2})
     with pytest.raises(ValueError, match="unknown backend"):
         suite.load("cartpole", "balance", backend="gpu")
+    with pytest.raises(ValueError, match="unknown precision 'float16'.*float32"):
+        suite.load("cartpole", "balance", backend="mjx", precision="float16")
+    with pytest.raises(ValueError, match="precision='float32' is MJX's"):
+        suite.load_vector("cartpole", "balance", 4, precision="float32")
 
 
 # Ids that are not DOMAIN-TASK: per-task ids belong to the `task` fixture's grouping

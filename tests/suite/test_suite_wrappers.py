@@ -136,3 +136,38 @@ def test_quadruped_escapes_terrain_is_drawn_anew_in_a_rendered_physics():
     after = ours.physics.render(48, 64, camera_id=0)
     assert not np.array_equal(before, after)
     np.testing.assert_array_equal(after, theirs.physics.render(48, 64, camera_id=0))
+
+
+@needs_gl
+@pytest.mark.full
+@pytest.mark.parametrize(
+    "viz_task", [pytest.param(t, id=f"{t[0]}/{t[1]}") for t in suite.REWARD_VIZ]
+)
+def test_visualize_reward_frames_are_dm_controls_on_ten_states(viz_task):
+    # Ten states per task: episodes from several seeds, 0-45 random steps in, the
+    # colours set by the step into each state; every REWARD_VIZ task of every family.
+    # Our reward is dm_control's within 1e-9, so a blended float32 colour may sit one
+    # rounding away from theirs, and a pixel one level of 255.
+    kwargs = {"visualize_reward": True}
+    for state in range(10):
+        theirs = dm_suite.load(*viz_task, task_kwargs={"random": state}, **kwargs)
+        ours = suite.load(*viz_task, task_kwargs={"random": state}, **kwargs)
+        spec = theirs.action_spec()
+        random = np.random.RandomState(state)
+        theirs.reset()
+        for _ in range(5 * state):
+            theirs.step(random.uniform(spec.minimum, spec.maximum))
+        suite.mirror(ours, theirs)
+        action = random.uniform(spec.minimum, spec.maximum)
+        ours.step(action)
+        theirs.step(action)
+        np.testing.assert_allclose(
+            ours.physics.named.model.mat_rgba.__array__(),
+            theirs.physics.named.model.mat_rgba.__array__(),
+            rtol=0,
+            atol=1e-7,
+        )
+        for camera in range(min(2, theirs.physics.model.ncam)):
+            a = ours.physics.render(48, 64, camera).astype(int)
+            b = theirs.physics.render(48, 64, camera).astype(int)
+            assert np.abs(a - b).max() <= 1 and np.mean(a != b) <= 1e-3, (state, camera)
