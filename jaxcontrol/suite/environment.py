@@ -10,9 +10,9 @@ interface (`task`). Who advances the physics depends on the backend:
   trajectories are dm_control's, bit for bit. Anything written into the physics
   (`set_state`, named writes, model fields) is what the next step starts from.
 * "mjx": MJX steps a jaxcontrol `State` in one jitted call; the new state, its
-  controls and its sensors are written into the host physics, whose positions
-  and velocities are then brought current (`mj_step1`) for reading and
-  rendering. A write to the host physics is carried into the `State` before the
+  controls, sensors and acceleration-stage results (`qacc`, the generalized
+  forces) are written into the host physics, whose positions and velocities are
+  then brought current (`mj_step1`) for reading and rendering. A write to the host physics is carried into the `State` before the
   next step.
 """
 
@@ -202,6 +202,7 @@ class Environment(dm_env.Environment):
         data = jax.device_get(state.data)
         host.write_state(physics, data.qpos, data.qvel, data.act, data.time, data.qacc_warmstart)
         host.positions_and_velocities(physics)
+        host.write_acceleration(physics, data)
         physics.data.sensordata[:] = data.sensordata
         self._remember_pushed()
 

@@ -99,6 +99,25 @@ def write_state(physics, qpos, qvel, act=None, time=None, warmstart=None) -> Non
         data.qacc_warmstart[:] = warmstart
 
 
+# The acceleration stage's results of an MJX step that the host physics keeps as C
+# MuJoCo's step leaves them (`mj_step1` recomputes the position and velocity stages).
+ACCELERATION = (
+    "qacc",
+    "qacc_smooth",
+    "qfrc_smooth",
+    "qfrc_actuator",
+    "qfrc_constraint",
+    "actuator_force",
+)
+
+
+def write_acceleration(physics, data) -> None:
+    """Writes the `ACCELERATION` fields of an `mjx.Data` (host copies) into the physics."""
+    for name in ACCELERATION:
+        target = getattr(physics.data, name)
+        target[...] = np.reshape(getattr(data, name), target.shape)
+
+
 def positions_and_velocities(physics) -> None:
     """`mj_step1` on the physics: what dm_control's step leaves current at the end."""
     mujoco.mj_step1(physics.model.ptr, physics.data.ptr)

@@ -176,6 +176,13 @@ def test_the_mjx_backend_follows_dm_control_within_the_one_step_target():
         _assert_observations_close(a.observation, b.observation, TOLERANCE)
         assert abs(a.reward - b.reward) <= TOLERANCE
         np.testing.assert_allclose(ours.physics.data.xpos, theirs.physics.data.xpos, atol=TOLERANCE)
+        for name in ("qacc", "qfrc_constraint", "qfrc_actuator", "actuator_force"):
+            np.testing.assert_allclose(
+                getattr(ours.physics.data, name),
+                getattr(theirs.physics.data, name),
+                atol=TOLERANCE,
+                err_msg=name,
+            )
 
 
 def test_random_is_a_seed_a_random_state_or_fresh_entropy():
