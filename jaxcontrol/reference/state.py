@@ -74,7 +74,9 @@ def mirror(env: Env, dm_env, state: State | None = None) -> State:
     It copies the physics (`qpos`, `qvel`, `act`, `time` and the solver's warm
     start), the episode's step count (so LAST comes at the same step), the
     task's variables and its per-episode model fields. Derived quantities and
-    the observation are recomputed as after dm_control's `reset_context`.
+    the observation are recomputed as after dm_control's `reset_context`: touch
+    and force sensors read the state, not the transition dm_control just took
+    (`jaxcontrol.suite.mirror` carries those over, into a suite environment).
 
     Args:
       env: our environment of the same task as `dm_env`.
