@@ -12,6 +12,10 @@ one task, in one process (float64 and float32 alike):
     bang-bang), each side from its own resets, compared by a z-score;
   * soak: 1024 environments x 1000 random-action steps in float32, counting
     non-finite states, in 8 shards of 128 (stacker: 32 of 32, `settings.soak_shards`).
+  * hard_states_float64 / hard_states_float32: one step from 200 states of a wider
+    mix (`hard_states.state_mix`: resets, random rollouts, a trained policy's
+    episodes, the states with the most contacts), each state's errors for ours and
+    stock MJX, and ours held to 10x stock MJX's error state by state (`per_state`).
 Tasks whose episodes differ only in the reward (a rollout family,
 `families.ROLLOUT_FAMILIES`: humanoid_CMU's stand, walk and run) have the long pieces
 measured on one rollout (`family_returns`, `family_soak`, `measure_family_piece`,
@@ -42,7 +46,8 @@ The package's modules: `settings` (sizes, targets, part names), `progress`
 (measuring pieces, records, targets), `markdown` (PARITY.md) and `campaign` (what
 `jaxcontrol parity` runs); under them,
 the one-step harness: `engines` (ours, C MuJoCo and stock MJX from dm_control's
-states), `step` (their worst differences), `tolerance` (the one-step target),
+states), `step` (their worst differences), `hard_states` (a wider mix of states),
+`per_state` (errors state by state), `tolerance` (the one-step target),
 `trajectory` (a whole episode), `sampling` (our resets as samples) and `report`
 (`check`). `fidelity` measures the pure-JAX renderer against MuJoCo's. What talks
 to dm_control itself is `jaxcontrol.reference`.
