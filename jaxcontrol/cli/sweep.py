@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import secrets
 import signal
 import subprocess
 import sys
@@ -217,7 +218,7 @@ def _on_signal(signum, _frame) -> None:
         _Child.process.send_signal(signum)
 
 
-def _run_step(argv: list[str], claim) -> int:
+def _run_step(argv: list[str], claim, tick) -> int:
     """Runs ``python -m jaxcontrol ARGV`` while the claim holds; its exit status.
 
     The child has a session of its own, so a terminal's Ctrl-C reaches it once, from
@@ -235,6 +236,7 @@ def _run_step(argv: list[str], claim) -> int:
             try:
                 return _Child.process.wait(timeout=5)
             except subprocess.TimeoutExpired:
+                tick()
                 if not claim.held():
                     print("sweep: lost the claim on the run; stopping it", file=sys.stderr)
                     _Child.process.send_signal(signal.SIGTERM)
@@ -247,12 +249,75 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _running_cpu(process: subprocess.Popen | None) -> float:
+    """CPU seconds so far of a child still running (Linux's /proc; 0 elsewhere)."""
+    if process is None or process.poll() is not None:
+        return 0.0
+    try:
+        with open(f"/proc/{process.pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # u, s, cu, cs
+
+
+class _Attempt:
+    """This process's work on one run. Its seconds so far are kept in the run's
+    attempt-under-way file (every `EVERY` seconds), so a kill that leaves no time to
+    record the attempt loses at most that much of it (`sweep_dir.settle_live_attempts`)."""
+
+    EVERY = 30.0
+
+    def __init__(self, directory: str):
+        from jaxcontrol.agents.common import sweep_dir  # pylint: disable=import-outside-toplevel
+
+        self._sweep_dir = sweep_dir
+        self.directory = directory
+        self.token = secrets.token_hex(8)
+        self.wall, self.cpu = time.time(), _children_cpu()
+        self._written: dict | None = None
+        self.tick(force=True)
+
+    def entry(self, status) -> dict:
+        """The attempt as an attempts.jsonl line, its seconds as of now."""
+        return {
+            "ended_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "wall_seconds": time.time() - self.wall,
+            "cpu_seconds": _children_cpu() - self.cpu + _running_cpu(_Child.process),
+            "status": status,
+            "host": self._sweep_dir.machine()["host"],
+            "pid": os.getpid(),
+        }
+
+    def tick(self, force: bool = False) -> None:
+        """Writes the seconds so far, at most every `EVERY` seconds unless `force`."""
+        if force or time.time() - self.wall - self._written["wall_seconds"] >= self.EVERY:
+            self._written = self.entry("running")
+            self._sweep_dir.write_live_attempt(self.directory, self.token, self._written)
+
+    def record(self, status: int) -> None:
+        """Records the attempt in attempts.jsonl and removes its attempt-under-way file.
+
+        Where that file is gone, another process took this one for dead and recorded
+        it as of its last write: only the seconds since then are added.
+        """
+        entry = self.entry(status)
+        path = self._sweep_dir.live_attempt_path(self.directory, self.token)
+        if os.path.exists(path):
+            os.unlink(path)
+        else:
+            for key in ("wall_seconds", "cpu_seconds"):
+                entry[key] -= self._written[key]
+        self._sweep_dir.record_attempt(self.directory, entry)
+
+
 def work_on(root: str, protocol, task_id: str, seed: int, claim, every: int) -> int:
     """Trains, evaluates and finishes one claimed run; returns 0, or the failing status."""
     from jaxcontrol.agents.common import sweep_dir  # pylint: disable=import-outside-toplevel
 
     out = sweep_dir.run_dir(root, task_id, seed)
-    wall, cpu = time.time(), _children_cpu()
+    sweep_dir.settle_live_attempts(out)
+    attempt = _Attempt(out)
     status = 0
     steps = [train_argv(protocol, task_id, seed, out, sweep_dir.has_started(out), every)]
     if protocol.in_dm_control and not os.path.exists(os.path.join(out, "eval_dm_control.json")):
@@ -261,20 +326,10 @@ def work_on(root: str, protocol, task_id: str, seed: int, claim, every: int) -> 
         )
     training_done = os.path.exists(os.path.join(out, "eval.json")) and sweep_dir.has_started(out)
     for argv in steps[1:] if training_done else steps:
-        status = _run_step(argv, claim)
+        status = _run_step(argv, claim, attempt.tick)
         if status != 0 or _Child.stopped is not None:
             break
-    sweep_dir.record_attempt(
-        out,
-        {
-            "ended_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "wall_seconds": time.time() - wall,
-            "cpu_seconds": _children_cpu() - cpu,
-            "status": status,
-            "host": sweep_dir.machine()["host"],
-            "pid": os.getpid(),
-        },
-    )
+    attempt.record(status)
     if status == 0 and _Child.stopped is None:
         sweep_dir.finish(out)
     return status

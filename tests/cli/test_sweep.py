@@ -3,6 +3,7 @@ repeating work, shares its directory between processes, and its runs render."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
@@ -114,9 +115,16 @@ def test_a_killed_sweep_resumes_without_repeating_work(tmp_path):
         assert sweep_dir.is_finished(sweep_dir.run_dir(str(out), task, seed))
         assert _chunks(out, task, seed) == [1, 2, 3, 4]  # every chunk once
     assert len(_attempts(out, *RUNS[0])) == 1
+    # The killed process's attempt on the second run was kept under way in a file of
+    # its own, and recorded, as killed, by the process that resumed the run.
+    killed, resumed = _attempts(out, *RUNS[1])
+    assert killed["status"] == "killed" and killed["pid"] == first.pid
+    assert killed["wall_seconds"] >= 0 and resumed["status"] == 0
     record = json.load(open(os.path.join(sweep_dir.run_dir(str(out), *RUNS[1]), "sweep_run.json")))
-    assert record["attempts"] == 1  # the killed attempt wrote no line; its work was resumed
+    assert record["attempts"] == 2
+    assert record["wall_seconds"] == killed["wall_seconds"] + resumed["wall_seconds"]
     assert record["cpu_seconds"] > 0 and record["machine"]["cores"] >= 1
+    assert not glob.glob(os.path.join(sweep_dir.run_dir(str(out), *RUNS[1]), "attempt-*.json"))
     for task, seed in RUNS:
         run = sweep_dir.run_dir(str(out), task, seed)
         evals = [l for l in map(json.loads, open(os.path.join(run, "metrics.jsonl")))]
@@ -191,3 +199,24 @@ def test_bad_sweeps_fail_in_one_line_before_anything_is_written(argv, expected, 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and expected in err[0]
     assert not (tmp_path / "s").exists()
+
+
+def test_an_attempt_under_way_counts_its_seconds_until_it_is_recorded(tmp_path, monkeypatch):
+    run = str(tmp_path)
+    monkeypatch.setattr(sweep._Attempt, "EVERY", 0.0)
+    attempt = sweep._Attempt(run)
+    attempt.tick()
+    (live,) = glob.glob(os.path.join(run, "attempt-*.json"))
+    with open(live) as f:
+        assert json.load(f)["status"] == "running"
+    # Taken for dead: another process records it as of its last write...
+    assert sweep_dir.settle_live_attempts(run) == 1
+    (settled,) = sweep_dir.read_attempts(run)
+    assert settled["status"] == "killed" and not os.path.exists(live)
+    time.sleep(0.05)
+    # ...and this process, finishing, adds only the seconds since then.
+    attempt.record(0)
+    _, rest = sweep_dir.read_attempts(run)
+    assert rest["status"] == 0 and 0.04 <= rest["wall_seconds"] < 10
+    total = settled["wall_seconds"] + rest["wall_seconds"]
+    assert abs(total - (time.time() - attempt.wall)) < 1.0

@@ -4,17 +4,22 @@
                                      with the tasks and seeds asked for so far
     SWEEP/DOMAIN-TASK/seed-S/        an ordinary run directory of ``jaxcontrol train``
         attempts.jsonl               one line per process that worked on the run
+        attempt-TOKEN.json           the attempt under way, its seconds so far
         sweep_run.json               written last: the run is finished (`is_finished`)
 
 A run is finished once its training, its final evaluation (eval.json) and, when the
 protocol asks, its evaluation inside dm_control (eval_dm_control.json) are done;
 ``sweep_run.json`` then totals its attempts' wall-clock and CPU time and names the
-machine, code and JAX that ran it. Errors are `SweepError`s (ValueErrors).
+machine, code and JAX that ran it. An attempt under way keeps its seconds so far in
+a file of its own; a process killed outright (SIGKILL, a machine lost) leaves that
+file behind, and the next process to claim the run records it as a "killed" attempt,
+so its time still counts. Errors are `SweepError`s (ValueErrors).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import os
 import platform
@@ -148,6 +153,33 @@ def record_attempt(directory: str, attempt: dict) -> None:
     """Appends one process's work on a run (seconds, status) to its attempts.jsonl."""
     with open(os.path.join(directory, ATTEMPTS), "a", encoding="utf-8") as f:
         f.write(json.dumps(attempt) + "\n")
+
+
+def live_attempt_path(directory: str, token: str) -> str:
+    """Where an attempt under way keeps its seconds so far."""
+    return os.path.join(directory, f"attempt-{token}.json")
+
+
+def write_live_attempt(directory: str, token: str, attempt: dict) -> None:
+    """Replaces the attempt-under-way file of `token` with `attempt`."""
+    write_atomic(live_attempt_path(directory, token), json.dumps(attempt) + "\n")
+
+
+def settle_live_attempts(directory: str) -> int:
+    """Records every attempt-under-way file left in `directory` (by processes that died
+    without recording their attempt) as a "killed" attempt, and removes it. Call it
+    holding the run's claim. Returns how many it recorded."""
+    settled = 0
+    for path in sorted(glob.glob(os.path.join(directory, "attempt-*.json"))):
+        try:
+            with open(path, encoding="utf-8") as f:
+                attempt = json.load(f)
+        except (OSError, ValueError):
+            attempt = {}
+        record_attempt(directory, {**attempt, "status": "killed"})
+        os.unlink(path)
+        settled += 1
+    return settled
 
 
 def read_attempts(directory: str) -> list[dict]:
