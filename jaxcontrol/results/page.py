@@ -67,6 +67,12 @@ def _prose(text: str) -> str:
     return textwrap.fill(text, width=95, break_long_words=False, break_on_hyphens=False)
 
 
+def _seed_list(seeds) -> str:
+    """How many seeds, and which: "1 (seed 0)", "3 (seeds 0, 1, 2)"."""
+    seeds = list(seeds)
+    return f"{len(seeds)} (seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))})"
+
+
 def _interval(i: stats.Interval | None, digits: int = 1) -> str:
     if i is None:
         return "—"
@@ -109,7 +115,7 @@ def _task_table(runs: Sequence[RunRecord], agent: str) -> list[str]:
         else:
             checked = [t for t in s.transfers if t is not None]
             ours = [
-                ", ".join(str(seed) for seed in s.seeds),
+                _seed_list(s.seeds),
                 *(_interval(s.at[m]) for m in stats.MILESTONES),
                 f"{s.final.mean:.1f} / "
                 + ("—" if s.dm_control is None else f"{s.dm_control.mean:.1f}"),
@@ -158,7 +164,7 @@ def _cost(runs: Sequence[RunRecord], agent: str) -> list[str]:
         group = sorted(group, key=lambda r: r.seed)
         wall = " / ".join(f"{r.sweep_run.get('wall_seconds', 0.0) / 3600:.2f}" for r in group)
         cpu = " / ".join(f"{r.sweep_run.get('cpu_seconds', 0.0) / 3600:.2f}" for r in group)
-        seeds = ", ".join(str(r.seed) for r in group)
+        seeds = _seed_list([r.seed for r in group])
         lines.append(f"| {key[0]}-{key[1]} | {seeds} | {wall} | {cpu} |")
     wall = sum(r.sweep_run.get("wall_seconds", 0.0) for r in mine) / 3600
     cpu = sum(r.sweep_run.get("cpu_seconds", 0.0) for r in mine) / 3600

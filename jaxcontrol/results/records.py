@@ -3,8 +3,8 @@
 ``AGENT`` is the run's agent (``sac``), with ``-pixels`` appended for a run from pixels.
 Each seed's directory holds ``run.json``, ``eval.json`` (the final evaluation in
 jaxcontrol), ``sweep_run.json`` (wall-clock, CPU time, versions, machine), ``curve.json``
-(the periodic evaluations) and, for a policy checked in dm_control,
-``eval_dm_control.json``.
+(the periodic evaluations), ``attempts.jsonl`` (each process's seconds on the run) and,
+for a policy checked in dm_control, ``eval_dm_control.json``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pathlib
 from typing import Any, NamedTuple
 
 REQUIRED_FILES = ("run.json", "eval.json", "sweep_run.json")
-OPTIONAL_FILES = ("eval_dm_control.json",)
+OPTIONAL_FILES = ("eval_dm_control.json", "attempts.jsonl")
 CURVE = "curve.json"
 
 

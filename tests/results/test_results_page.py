@@ -27,7 +27,7 @@ def test_the_task_rows_hold_ours_and_the_published_figures(runs):
     markdown = page.render(runs, reps=REPS)
     cartpole = _row(markdown, "cartpole-swingup").split(" | ")
     assert cartpole[1:7] == [
-        "0, 1",
+        "2 (seeds 0, 1)",
         "150.0 [-485.3, 785.3]",
         "850.0 [214.7, 1485.3]",
         "860.0 [732.9, 987.1]",
