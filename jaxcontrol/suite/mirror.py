@@ -6,7 +6,8 @@ the current state reads: the integration state (`mj_getState`'s
 warm start, controls and applied forces), the task's per-episode model fields
 and variables and the step count; then brings positions and velocities current
 (`mj_step1`) and copies the sensors, whose force and touch readings belong to
-the transition dm_control just took. From there the two environments give the
+the transition dm_control just took. Under `visualize_reward` the reward
+materials' colours are copied too, as dm_control's last step (or reset) left them. From there the two environments give the
 same observations and, on the C backend, the same trajectory bit for bit.
 """
 
@@ -17,6 +18,7 @@ import mujoco
 import numpy as np
 
 from jaxcontrol.suite import host
+from jaxcontrol.suite import task as task_lib
 
 _SIGNATURE = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 
@@ -45,3 +47,7 @@ def mirror(env, dm_env) -> None:
         env.task.state = env.task.state.replace(variables={**old, **new})
     env._step_count = int(dm_env._step_count)  # pylint: disable=protected-access
     env._reset_next_step = False  # pylint: disable=protected-access
+    if env.task.visualize_reward:
+        colors = target.named.model.mat_rgba
+        names = [name for name in task_lib.REWARD_MATERIALS if name in colors.axes.row.names]
+        colors[names] = source.named.model.mat_rgba[names]

@@ -19,7 +19,7 @@ import numpy as np
 from jaxcontrol.core import Env, State
 from jaxcontrol.suite import host, observe, options
 
-_MATERIALS = ("self", "effector", "target")
+REWARD_MATERIALS = ("self", "effector", "target")  # coloured by `visualize_reward`
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -142,7 +142,7 @@ def set_reward_colors(physics, reward: float) -> None:
     """Blends the `self`, `effector` and `target` materials from `*_default` to
     `*_highlight` by reward**4, as dm_control colours a rendered frame."""
     colors = physics.named.model.mat_rgba
-    default = colors[[name + "_default" for name in _MATERIALS]]
-    highlight = colors[[name + "_highlight" for name in _MATERIALS]]
+    default = colors[[name + "_default" for name in REWARD_MATERIALS]]
+    highlight = colors[[name + "_highlight" for name in REWARD_MATERIALS]]
     blend = reward**4
-    colors[list(_MATERIALS)] = blend * highlight + (1.0 - blend) * default
+    colors[list(REWARD_MATERIALS)] = blend * highlight + (1.0 - blend) * default

@@ -144,10 +144,11 @@ def test_quadruped_escapes_terrain_is_drawn_anew_in_a_rendered_physics():
     "viz_task", [pytest.param(t, id=f"{t[0]}/{t[1]}") for t in suite.REWARD_VIZ]
 )
 def test_visualize_reward_frames_are_dm_controls_on_ten_states(viz_task):
-    # Ten states per task: episodes from several seeds, 0-45 random steps in, the
-    # colours set by the step into each state; every REWARD_VIZ task of every family.
-    # Our reward is dm_control's within 1e-9, so a blended float32 colour may sit one
-    # rounding away from theirs, and a pixel one level of 255.
+    # Ten states per task: episodes from several seeds, 0-45 random steps in, mirrored
+    # into ours; then each task colours its physics by its reward there (`after_step`,
+    # as a step ends; not a step, since LQR's model is drawn from another seed in
+    # jaxcontrol). Our reward is dm_control's within 1e-9, so a blended float32 colour
+    # may sit one rounding away from theirs, and a pixel one level of 255.
     kwargs = {"visualize_reward": True}
     for state in range(10):
         theirs = dm_suite.load(*viz_task, task_kwargs={"random": state}, **kwargs)
@@ -158,9 +159,8 @@ def test_visualize_reward_frames_are_dm_controls_on_ten_states(viz_task):
         for _ in range(5 * state):
             theirs.step(random.uniform(spec.minimum, spec.maximum))
         suite.mirror(ours, theirs)
-        action = random.uniform(spec.minimum, spec.maximum)
-        ours.step(action)
-        theirs.step(action)
+        for env in (ours, theirs):
+            env.task.after_step(env.physics)
         np.testing.assert_allclose(
             ours.physics.named.model.mat_rgba.__array__(),
             theirs.physics.named.model.mat_rgba.__array__(),
