@@ -70,7 +70,7 @@ def _hard_cell(piece: dict | None) -> str:
         return f"{_e(s['median'])} / {_e(s['p99'])} / {_e(s['max'])}"
 
     def share(key: str) -> str:
-        return f"{ours[key]:.0%} / {raw[key]:.0%}"
+        return f"{ours[key]:.1%} / {raw[key]:.1%}"
 
     return (
         f"{stats(ours)}; {stats(raw)}; {share('above_1e-04')}; {share('above_1e-02')}; "
