@@ -31,8 +31,7 @@ from jaxcontrol.core import Env
 from jaxcontrol.reference.actions import action_bounds
 from jaxcontrol.reference.episodes import episode_steps
 from jaxcontrol.reference.precision import precision
-from jaxcontrol.reference.samples import Transition
-from jaxcontrol.reference.state import DmState
+from jaxcontrol.reference.samples import Transition, step_transition
 from jaxcontrol.reference.suite import reference_for
 
 SOURCES = ("reset", "random", "policy", "contacts")
@@ -88,22 +87,13 @@ class _Recorder:
 
     def step(self, action: np.ndarray, capture: bool = True):
         """One step; the transition from the state before it (and its counts) if `capture`."""
+        if not capture:
+            self.timestep = self.dm_env.step(action)
+            return None
         data = self.dm_env.physics.data
         counts = (int(data.ncon), int(data.nefc))
-        start = DmState.capture(self.env, self.dm_env) if capture else None
-        start_observation = self.timestep.observation
-        self.timestep = self.dm_env.step(action)
-        if not capture:
-            return None
-        p = self.dm_env.physics
-        transition = Transition(
-            start=start,
-            start_observation=start_observation,
-            action=np.asarray(action, np.float64),
-            observation=self.timestep.observation,
-            reward=self.timestep.reward,
-            next_qpos=np.array(p.data.qpos),
-            next_qvel=np.array(p.data.qvel),
+        transition, self.timestep = step_transition(
+            self.env, self.dm_env, self.timestep.observation, action
         )
         return transition, counts
 

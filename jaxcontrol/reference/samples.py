@@ -27,6 +27,24 @@ class Transition:
     next_qvel: np.ndarray
 
 
+def step_transition(env: Env, dm_env, start_observation, action):
+    """Steps `dm_env` with `action` from its current state (whose observation is
+    `start_observation`); returns that `Transition` and dm_control's new TimeStep."""
+    start = DmState.capture(env, dm_env)
+    timestep = dm_env.step(action)
+    p = dm_env.physics
+    transition = Transition(
+        start=start,
+        start_observation=start_observation,
+        action=np.asarray(action, np.float64),
+        observation=timestep.observation,
+        reward=timestep.reward,
+        next_qpos=np.array(p.data.qpos),
+        next_qvel=np.array(p.data.qvel),
+    )
+    return transition, timestep
+
+
 def reference_transitions(
     env: Env, n: int, seed: int = 0, steps_between: int = 7, overshoot: float = 1.2
 ) -> list[Transition]:
@@ -45,21 +63,9 @@ def reference_transitions(
     while len(transitions) < n:
         if timestep is None or timestep.last() or len(transitions) % steps_between == 0:
             timestep = dm_env.reset()
-        start, start_observation = DmState.capture(env, dm_env), timestep.observation
         action = centre + overshoot * half * rng.uniform(-1, 1, centre.shape)
-        timestep = dm_env.step(action)
-        p = dm_env.physics
-        transitions.append(
-            Transition(
-                start=start,
-                start_observation=start_observation,
-                action=action,
-                observation=timestep.observation,
-                reward=timestep.reward,
-                next_qpos=np.array(p.data.qpos),
-                next_qvel=np.array(p.data.qvel),
-            )
-        )
+        transition, timestep = step_transition(env, dm_env, timestep.observation, action)
+        transitions.append(transition)
     return transitions
 
 
