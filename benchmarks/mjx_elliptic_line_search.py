@@ -22,7 +22,9 @@ Example (one core per run; the two runs of a task go side by side):
   python benchmarks/mjx_elliptic_line_search.py --tasks stacker-stack_2 \
       --envs 32 --steps 300 --json /tmp/elliptic.json
 
-`--speed` measures what the fix costs instead: in one process, our env's batched
+`--speed` measures what the fixes in effect cost instead (`jaxcontrol.mjx_fixes`; with
+`JAXCONTROL_MJX_CAPSULE_FRAME=1` that includes the plane–capsule frame's, the only one
+that touches humanoid or quadruped): in one process, our env's batched
 step (`--envs` environments, `--steps` control steps per compiled call) is compiled
 twice, under the fix and under stock MJX (`mjx_fixes.stock()`), from the same
 reset states, and the two programs' timed calls alternate (throughput.py's

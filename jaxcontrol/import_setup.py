@@ -56,6 +56,11 @@ process.
    process), or `jaxcontrol.mjx_line_search.stock()` around what you trace.
    Evidence: docs/design/elliptic-line-search.md.
 
+   The second fix, C's contact frame for steep capsules on planes
+   (`jaxcontrol.mjx_capsule_frame`), is off by default; `JAXCONTROL_MJX_CAPSULE_FRAME=1`
+   before importing jaxcontrol installs it here (`fix_mjx_capsule_frame`).
+   Evidence: docs/design/plane-capsule-frame.md.
+
 5. **Gymnasium ids** (`register_gymnasium_ids`).
    What: registers `jaxcontrol/DOMAIN-TASK-v0` for every task with Gymnasium, at
    once if `gymnasium` is already imported, else from a one-shot `sys.meta_path`
@@ -89,6 +94,7 @@ def apply_before_imports() -> None:
     choose_mujoco_gl()
     import_mjx_quietly()
     fix_mjx_line_search()
+    fix_mjx_capsule_frame()
 
 
 def apply_after_imports() -> None:
@@ -216,6 +222,19 @@ def fix_mjx_line_search() -> tuple[str, ...]:
     else:
         mjx_line_search.install()
     return mjx_line_search.applied()
+
+
+def fix_mjx_capsule_frame() -> tuple[str, ...]:
+    """Installs C's plane–capsule contact frame if `JAXCONTROL_MJX_CAPSULE_FRAME` is "1"
+    (and MJX still needs it), else leaves MJX's; returns that fix's name if in effect."""
+    from jaxcontrol import mjx_capsule_frame  # pylint: disable=import-outside-toplevel
+
+    wanted = os.environ.get(mjx_capsule_frame.ENABLE_ENV, "") == "1"
+    if wanted and mjx_capsule_frame.needed():
+        mjx_capsule_frame.install()
+    else:
+        mjx_capsule_frame.uninstall()
+    return mjx_capsule_frame.applied()
 
 
 # 5. Gymnasium ids.

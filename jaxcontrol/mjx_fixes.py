@@ -1,13 +1,58 @@
-"""The former name of `jaxcontrol.mjx_line_search`, kept for the code that imports it.
+"""jaxcontrol's changes to stock MJX, together: which are in effect, which touch a model.
 
-`import jaxcontrol.mjx_fixes` gives the `jaxcontrol.mjx_line_search` module itself
-(`applied`, `stock`, `touching`, `STOCK_ENV`, ...), so state and monkeypatches are
-shared. New code imports `jaxcontrol.mjx_line_search`; the import-time decision is
-in `jaxcontrol.import_setup`.
+Two fixes, each in its own module, each bringing MJX to C MuJoCo's reading:
+
+  * `mjx_line_search` (`ELLIPTIC_LINE_SEARCH`): on by default, off with
+    `JAXCONTROL_STOCK_MJX=1`; elliptic-cone models only.
+  * `mjx_capsule_frame` (`PLANE_CAPSULE_FRAME`): off by default, on with
+    `JAXCONTROL_MJX_CAPSULE_FRAME=1`; steep capsules on planes under pyramidal cones.
+
+`applied()` names those in effect and `touching(mj_model)` those that can change a
+model's physics; parity records and soak parts store the latter, so a measurement
+under one physics never mixes with one under another. `stock()` runs stock MJX for
+what is traced inside it.
 """
 
-import sys
+from __future__ import annotations
 
-from jaxcontrol import mjx_line_search
+import contextlib
+from collections.abc import Iterator
 
-sys.modules[__name__] = mjx_line_search
+import jax
+import mujoco
+
+from jaxcontrol import mjx_capsule_frame, mjx_line_search
+
+ELLIPTIC_LINE_SEARCH = mjx_line_search.ELLIPTIC_LINE_SEARCH
+PLANE_CAPSULE_FRAME = mjx_capsule_frame.PLANE_CAPSULE_FRAME
+STOCK_ENV = mjx_line_search.STOCK_ENV  # "1": no line-search fix
+ENABLE_CAPSULE_FRAME_ENV = mjx_capsule_frame.ENABLE_ENV  # "1": the capsule frame's fix
+_FIXES = (mjx_line_search, mjx_capsule_frame)
+
+
+def applied() -> tuple[str, ...]:
+    """The fixes in effect for functions traced from now on."""
+    return tuple(name for fix in _FIXES for name in fix.applied())
+
+
+def touching(mj_model: mujoco.MjModel) -> tuple[str, ...]:
+    """The fixes in effect that can change `mj_model`'s physics."""
+    return tuple(name for fix in _FIXES for name in fix.touching(mj_model))
+
+
+@contextlib.contextmanager
+def stock() -> Iterator[None]:
+    """Stock MJX for what is traced inside (tests and benchmarks that measure MJX
+    itself). JAX's compiled code is released on entry and exit: an inner jit traced
+    under one setting would otherwise be reused under the other."""
+    before = [bool(fix.applied()) for fix in _FIXES]
+    jax.clear_caches()
+    for fix in _FIXES:
+        fix.uninstall()
+    try:
+        yield
+    finally:
+        for fix, was in zip(_FIXES, before):
+            if was:
+                fix.install()
+        jax.clear_caches()

@@ -21,9 +21,10 @@ docs/design/elliptic-line-search.md. The fix gives the solver module a
 still propagates. Every other `sqrt` in that module takes a non-negative input,
 where the result is the same bits.
 
-`applied()` names the fixes in effect; parity records and soak parts store it, so
-a measurement under one physics never mixes with one under another. `stock()`
-runs stock MJX for what is traced inside it.
+`applied()` names this fix while it is in effect; `jaxcontrol.mjx_fixes` gathers it
+with the other fix to MJX (`mjx_capsule_frame`) for parity records and soak parts,
+so a measurement under one physics never mixes with one under another. `stock()`
+runs MJX without this fix for what is traced inside it.
 """
 
 from __future__ import annotations
@@ -78,9 +79,9 @@ def applied() -> tuple[str, ...]:
 
 
 def touching(mj_model: mujoco.MjModel) -> tuple[str, ...]:
-    """The fixes in effect that can change `mj_model`'s physics (elliptic cones only)."""
+    """This fix's name if it is in effect and `mj_model` has elliptic cones, else ()."""
     elliptic = mj_model.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
-    return applied() if elliptic else ()  # the one fix is the elliptic line search's
+    return applied() if elliptic else ()
 
 
 @contextlib.contextmanager

@@ -141,6 +141,12 @@ def test_the_import_decides_by_the_environment_variable(monkeypatch):
     assert mjx_line_search.applied() == (mjx_line_search.ELLIPTIC_LINE_SEARCH,)
 
 
-def test_the_former_module_name_is_the_same_module():
-    """benchmarks/ and jaxcontrol/parity import `jaxcontrol.mjx_fixes`."""
-    assert mjx_fixes is mjx_line_search
+def test_mjx_fixes_gathers_the_line_search_with_the_other_fixes():
+    """`jaxcontrol.mjx_fixes` (what records store) names this fix where it applies, and
+    its `stock()` turns every fix off and back on."""
+    assert mjx_fixes.applied()[0] == mjx_line_search.ELLIPTIC_LINE_SEARCH
+    elliptic = mujoco.MjModel.from_xml_string(_BOX_ON_FLOOR)
+    assert mjx_fixes.touching(elliptic) == (mjx_fixes.ELLIPTIC_LINE_SEARCH,)
+    with mjx_fixes.stock():
+        assert mjx_fixes.applied() == () and mjx_fixes.touching(elliptic) == ()
+    assert mjx_fixes.applied()[0] == mjx_line_search.ELLIPTIC_LINE_SEARCH
