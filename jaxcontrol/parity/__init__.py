@@ -47,7 +47,8 @@ The package's modules: `settings` (sizes, targets, part names), `progress`
 `jaxcontrol parity` runs); under them,
 the one-step harness: `engines` (ours, C MuJoCo and stock MJX from dm_control's
 states), `step` (their worst differences), `hard_states` (a wider mix of states),
-`per_state` (errors state by state), `tolerance` (the one-step target),
+`per_state` (errors state by state), `contact_diagnosis` (C's and MJX's contacts and
+constraint rows at one state: where a miss starts), `tolerance` (the one-step target),
 `trajectory` (a whole episode), `sampling` (our resets as samples) and `report`
 (`check`). `fidelity` measures the pure-JAX renderer against MuJoCo's. What talks
 to dm_control itself is `jaxcontrol.reference`.
