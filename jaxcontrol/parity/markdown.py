@@ -208,7 +208,11 @@ def render(records: list[dict[str, Any]]) -> str:
             "meets a NaN cost and leaves that physics step's constraints unsolved. The fix "
             "touches only tasks with elliptic cones (finger, manipulator, stacker); their "
             "pieces measured before it name no fix and count as stale until measured again. "
-            "The raw MJX columns run the same fixed MJX."
+            "The raw MJX columns run the same fixed MJX. A second fix, C's plane–capsule "
+            "contact frame (`JAXCONTROL_MJX_CAPSULE_FRAME=1`; "
+            "docs/design/plane-capsule-frame.md), is off by default and in no record here: "
+            "humanoid's and quadruped's hard-state misses above 1e-2 are stock MJX's turned "
+            "friction pyramids, and vanish under it (docs/parity.md)."
         ),
         "",
     ]
