@@ -56,10 +56,11 @@ process.
    process), or `jaxcontrol.mjx_line_search.stock()` around what you trace.
    Evidence: docs/design/elliptic-line-search.md.
 
-   The second fix, C's contact frame for steep capsules on planes
-   (`jaxcontrol.mjx_capsule_frame`), is off by default; `JAXCONTROL_MJX_CAPSULE_FRAME=1`
-   before importing jaxcontrol installs it here (`fix_mjx_capsule_frame`).
-   Evidence: docs/design/plane-capsule-frame.md.
+   Two more fixes are off by default (`fix_mjx_capsules`): C's contact frame for steep
+   capsules on planes (`jaxcontrol.mjx_capsule_frame`, `JAXCONTROL_MJX_CAPSULE_FRAME=1`)
+   and C's capsule–capsule contacts (`jaxcontrol.mjx_capsule_capsule`,
+   `JAXCONTROL_MJX_CAPSULE_CAPSULE=1`); set before importing jaxcontrol, they are
+   installed here. Evidence: docs/design/capsule-contacts.md.
 
 5. **Gymnasium ids** (`register_gymnasium_ids`).
    What: registers `jaxcontrol/DOMAIN-TASK-v0` for every task with Gymnasium, at
@@ -94,7 +95,7 @@ def apply_before_imports() -> None:
     choose_mujoco_gl()
     import_mjx_quietly()
     fix_mjx_line_search()
-    fix_mjx_capsule_frame()
+    fix_mjx_capsules()
 
 
 def apply_after_imports() -> None:
@@ -224,17 +225,23 @@ def fix_mjx_line_search() -> tuple[str, ...]:
     return mjx_line_search.applied()
 
 
-def fix_mjx_capsule_frame() -> tuple[str, ...]:
-    """Installs C's plane–capsule contact frame if `JAXCONTROL_MJX_CAPSULE_FRAME` is "1"
-    (and MJX still needs it), else leaves MJX's; returns that fix's name if in effect."""
-    from jaxcontrol import mjx_capsule_frame  # pylint: disable=import-outside-toplevel
+def fix_mjx_capsules() -> tuple[str, ...]:
+    """Installs each opt-in capsule fix whose variable is "1" (`JAXCONTROL_MJX_CAPSULE_FRAME`:
+    C's plane–capsule frame; `JAXCONTROL_MJX_CAPSULE_CAPSULE`: C's capsule pairs) while MJX
+    still needs it, and leaves MJX's own otherwise; returns the names of those in effect."""
+    from jaxcontrol import (  # pylint: disable=import-outside-toplevel
+        mjx_capsule_capsule,
+        mjx_capsule_frame,
+    )
 
-    wanted = os.environ.get(mjx_capsule_frame.ENABLE_ENV, "") == "1"
-    if wanted and mjx_capsule_frame.needed():
-        mjx_capsule_frame.install()
-    else:
-        mjx_capsule_frame.uninstall()
-    return mjx_capsule_frame.applied()
+    in_effect = ()
+    for fix in (mjx_capsule_frame, mjx_capsule_capsule):
+        if os.environ.get(fix.ENABLE_ENV, "") == "1" and fix.needed():
+            fix.install()
+        else:
+            fix.uninstall()
+        in_effect += fix.applied()
+    return in_effect
 
 
 # 5. Gymnasium ids.

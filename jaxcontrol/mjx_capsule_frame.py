@@ -23,7 +23,7 @@ humanoid_CMU, dog and quadruped. Elliptic cones are isotropic and unaffected.
 is imported (or `install()` runs before anything traces MJX's collision). Turning it on
 by default changes the physics of those domains' 16 tasks, whose PARITY.md records must then be
 measured again; until they are, the default stays stock MJX's frame and this module
-states what the fix does (docs/design/plane-capsule-frame.md). Pinned to mujoco-mjx
+states what the fix does (docs/design/capsule-contacts.md). Pinned to mujoco-mjx
 3.17.0: `needed()` checks that MJX still takes the fixed tangent.
 """
 
@@ -115,10 +115,9 @@ def can_change(mj_model: mujoco.MjModel) -> bool:
     installed). Conservative: false only where no pair can, or where every rotation is
     about one axis `h` (hinges only) and each pair's steep tangent stays on MJX's axes."""
     m = mj_model
-    off = mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
-    if m.opt.cone != mujoco.mjtCone.mjCONE_PYRAMIDAL or m.opt.disableflags & off:
+    if m.opt.cone != mujoco.mjtCone.mjCONE_PYRAMIDAL:
         return False
-    pairs = _plane_capsule_pairs(m)
+    pairs = colliding_pairs(m, mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_CAPSULE, 3)
     if not pairs:
         return False
     data = mujoco.MjData(m)
@@ -134,28 +133,31 @@ def can_change(mj_model: mujoco.MjModel) -> bool:
     return False
 
 
-def _plane_capsule_pairs(m: mujoco.MjModel) -> list[tuple[int, int]]:
-    """(plane, capsule) geoms that can collide with friction (condim >= 3)."""
-    planes = np.nonzero(m.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)[0]
-    capsules = np.nonzero(m.geom_type == mujoco.mjtGeom.mjGEOM_CAPSULE)[0]
+def colliding_pairs(
+    m: mujoco.MjModel, type1: mujoco.mjtGeom, type2: mujoco.mjtGeom, min_condim: int = 1
+) -> list[tuple[int, int]]:
+    """(geom of `type1`, geom of `type2`) pairs that can collide with at least `min_condim`
+    (contype/conaffinity across two bodies, or an explicit <pair>); none where contacts
+    or constraints are disabled."""
+    off = mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    if m.opt.disableflags & off:
+        return []
+    first = np.nonzero(m.geom_type == type1)[0]
+    second = np.nonzero(m.geom_type == type2)[0]
     pairs = set()
-    for p in planes:
-        for c in capsules:
-            if m.geom_bodyid[p] == m.geom_bodyid[c]:
+    for a in first:
+        for b in second:
+            if m.geom_bodyid[a] == m.geom_bodyid[b]:
                 continue
-            masks = (m.geom_contype[p] & m.geom_conaffinity[c]) or (
-                m.geom_contype[c] & m.geom_conaffinity[p]
+            masks = (m.geom_contype[a] & m.geom_conaffinity[b]) or (
+                m.geom_contype[b] & m.geom_conaffinity[a]
             )
-            if masks and max(m.geom_condim[p], m.geom_condim[c]) >= 3:
-                pairs.add((int(p), int(c)))
+            if masks and max(m.geom_condim[a], m.geom_condim[b]) >= min_condim:
+                pairs.add((int(a), int(b)) if type1 != type2 else tuple(sorted((int(a), int(b)))))
     for i in range(m.npair):
         g1, g2 = int(m.pair_geom1[i]), int(m.pair_geom2[i])
-        types = {m.geom_type[g1], m.geom_type[g2]}
-        if (
-            types == {mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_CAPSULE}
-            and m.pair_dim[i] >= 3
-        ):
-            pairs.add((g1, g2) if m.geom_type[g1] == mujoco.mjtGeom.mjGEOM_PLANE else (g2, g1))
+        if m.pair_dim[i] >= min_condim and {m.geom_type[g1], m.geom_type[g2]} == {type1, type2}:
+            pairs.add((g1, g2) if m.geom_type[g1] == type1 else (g2, g1))
     return sorted(pairs)
 
 

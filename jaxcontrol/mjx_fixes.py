@@ -1,11 +1,14 @@
 """jaxcontrol's changes to stock MJX, together: which are in effect, which touch a model.
 
-Two fixes, each in its own module, each bringing MJX to C MuJoCo's reading:
+Three fixes, each in its own module, each bringing MJX to C MuJoCo's reading:
 
   * `mjx_line_search` (`ELLIPTIC_LINE_SEARCH`): on by default, off with
     `JAXCONTROL_STOCK_MJX=1`; elliptic-cone models only.
   * `mjx_capsule_frame` (`PLANE_CAPSULE_FRAME`): off by default, on with
     `JAXCONTROL_MJX_CAPSULE_FRAME=1`; steep capsules on planes under pyramidal cones.
+  * `mjx_capsule_capsule` (`CAPSULE_CAPSULE`): off by default, on with
+    `JAXCONTROL_MJX_CAPSULE_CAPSULE=1`; C's capsule–capsule contacts (exact nearest
+    points, C's normal where segments cross, two contacts for parallel capsules).
 
 `applied()` names those in effect and `touching(mj_model)` those that can change a
 model's physics; parity records and soak parts store the latter, so a measurement
@@ -21,13 +24,15 @@ from collections.abc import Iterator
 import jax
 import mujoco
 
-from jaxcontrol import mjx_capsule_frame, mjx_line_search
+from jaxcontrol import mjx_capsule_capsule, mjx_capsule_frame, mjx_line_search
 
 ELLIPTIC_LINE_SEARCH = mjx_line_search.ELLIPTIC_LINE_SEARCH
 PLANE_CAPSULE_FRAME = mjx_capsule_frame.PLANE_CAPSULE_FRAME
+CAPSULE_CAPSULE = mjx_capsule_capsule.CAPSULE_CAPSULE
 STOCK_ENV = mjx_line_search.STOCK_ENV  # "1": no line-search fix
 ENABLE_CAPSULE_FRAME_ENV = mjx_capsule_frame.ENABLE_ENV  # "1": the capsule frame's fix
-_FIXES = (mjx_line_search, mjx_capsule_frame)
+ENABLE_CAPSULE_CAPSULE_ENV = mjx_capsule_capsule.ENABLE_ENV  # "1": C's capsule pairs
+_FIXES = (mjx_line_search, mjx_capsule_frame, mjx_capsule_capsule)
 
 
 def applied() -> tuple[str, ...]:

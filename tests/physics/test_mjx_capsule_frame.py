@@ -181,10 +181,10 @@ def test_touching_names_the_fix_only_where_a_pyramid_can_turn(domain, task_name,
 def test_the_import_installs_it_only_when_asked(monkeypatch):
     try:
         monkeypatch.setenv(mjx_capsule_frame.ENABLE_ENV, "1")
-        assert import_setup.fix_mjx_capsule_frame() == (mjx_capsule_frame.PLANE_CAPSULE_FRAME,)
+        assert import_setup.fix_mjx_capsules() == (mjx_capsule_frame.PLANE_CAPSULE_FRAME,)
         monkeypatch.setenv(mjx_capsule_frame.ENABLE_ENV, "0")
-        assert import_setup.fix_mjx_capsule_frame() == ()
+        assert import_setup.fix_mjx_capsules() == ()
     finally:
         monkeypatch.delenv(mjx_capsule_frame.ENABLE_ENV)
-        import_setup.fix_mjx_capsule_frame()
+        import_setup.fix_mjx_capsules()
     assert mjx_capsule_frame.applied() == ()
