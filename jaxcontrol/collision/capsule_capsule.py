@@ -33,6 +33,8 @@ import jax
 import jax.numpy as jnp
 from mujoco.mjx._src import math as mjx_math
 
+from jaxcontrol.collision import per_pair
+
 __all__ = ["MINVAL", "NCON", "capsule_capsule", "collide"]
 
 NCON = 2
@@ -128,18 +130,7 @@ def capsule_capsule(m, d, key, geom):
     """MJX collision function for (CAPSULE, CAPSULE) pairs. The margin is `geom_margin`
     summed over the pair (as MJX's own contact margin)."""
     del key
-    g1, g2 = geom.T
-    margin = m.geom_margin[g1] + m.geom_margin[g2]
-    dist, pos, frame = jax.vmap(collide)(
-        d.geom_xpos[g1],
-        d.geom_xmat[g1],
-        m.geom_size[g1],
-        d.geom_xpos[g2],
-        d.geom_xmat[g2],
-        m.geom_size[g2],
-        margin,
-    )
-    return dist.reshape(-1), pos.reshape(-1, 3), frame.reshape(-1, 3, 3)
+    return per_pair.over_pairs(collide, m, d, geom)
 
 
 capsule_capsule.ncon = NCON

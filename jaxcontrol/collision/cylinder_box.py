@@ -55,6 +55,7 @@ import numpy as np
 from mujoco.mjx._src import math as mjx_math
 
 from jaxcontrol.collision import hfield_cylinder as _hc
+from jaxcontrol.collision import per_pair
 from jaxcontrol.collision.ellipsoid_box import _safe_unit
 
 __all__ = [
@@ -510,18 +511,7 @@ def cylinder_box(m, d, key, geom):
     The margin is `geom_margin` summed over the pair (as MJX's own contact margin).
     """
     del key
-    g1, g2 = geom.T
-    margin = m.geom_margin[g1] + m.geom_margin[g2]
-    dist, pos, frame = jax.vmap(collide)(
-        d.geom_xpos[g1],
-        d.geom_xmat[g1],
-        m.geom_size[g1],
-        d.geom_xpos[g2],
-        d.geom_xmat[g2],
-        m.geom_size[g2],
-        margin,
-    )
-    return dist.reshape(-1), pos.reshape(-1, 3), frame.reshape(-1, 3, 3)
+    return per_pair.over_pairs(collide, m, d, geom)
 
 
 cylinder_box.ncon = NCON

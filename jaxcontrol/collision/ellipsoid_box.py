@@ -32,6 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 from mujoco.mjx._src import math as mjx_math
 
+from jaxcontrol.collision import per_pair
+
 __all__ = ["collide", "ellipsoid_box", "signed_distance_lower_bound"]
 
 # Sign patterns of the 8 box vertices, and of the 4 edges parallel to each axis.
@@ -248,15 +250,7 @@ def signed_distance_lower_bound(n, ell_pos, ell_mat, ell_size, box_pos, box_mat,
 def ellipsoid_box(m, d, key, geom):
     """MJX collision function for (ELLIPSOID, BOX) geom pairs: geom[:, 0] is the ellipsoid."""
     del key
-    g1, g2 = geom.T
-    return jax.vmap(collide)(
-        d.geom_xpos[g1],
-        d.geom_xmat[g1],
-        m.geom_size[g1],
-        d.geom_xpos[g2],
-        d.geom_xmat[g2],
-        m.geom_size[g2],
-    )
+    return per_pair.over_pairs(collide, m, d, geom, margin=False)
 
 
 ellipsoid_box.ncon = 1  # C MuJoCo reports one contact for a pair with an ellipsoid.
