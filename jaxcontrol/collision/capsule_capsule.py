@@ -18,9 +18,11 @@ MuJoCo 3.17's contacts for general, crossing and parallel pairs
 `jaxcontrol.collision.register` (MJX has this pair); `jaxcontrol.mjx_capsule_capsule`
 installs it, opt-in.
 
-Float32 cannot resolve C's `mjMINVAL` (1e-15): there two nearest points count as
-coinciding, and two axes as parallel, within 16 roundings (module's `_sphere_sphere`,
-`collide`); float64 uses C's tests as they are.
+Float32 cannot resolve C's `mjMINVAL` (1e-15) between two nearest points: there they
+count as coinciding within 16 roundings of their coordinates (`_sphere_sphere`). And
+C's determinant `ma * mc - mb^2` cancels for near-parallel axes: float32 takes it as
+|axis1 x axis2|^2, the same number without the cancellation (`collide`). Float64 runs
+C's arithmetic as it is.
 
 Conventions (MJX's): `frame[0]` is the unit normal from capsule 1 to capsule 2,
 `dist < 0` is penetration, `pos` is midway between the surfaces. Two slots per pair;
@@ -82,10 +84,14 @@ def collide(pos1, mat1, size1, pos2, mat2, size2, margin=0.0):
     dif = pos1 - pos2
     ma, mb, mc = jnp.dot(axis1, axis1), -jnp.dot(axis1, axis2), jnp.dot(axis2, axis2)
     u, v = -jnp.dot(axis1, dif), jnp.dot(axis2, dif)
-    det = ma * mc - mb * mb
-    # C's test is |det| < MINVAL; float32 cannot resolve det below its rounding of ma * mc.
-    tiny = 16 * jnp.finfo(det.dtype).eps * ma * mc if _float32(det) else MINVAL
-    parallel = jnp.abs(det) < tiny
+    if _float32(dif):
+        # ma * mc - mb * mb cancels for near-parallel axes, where float32 leaves it mostly
+        # rounding; |axis1 x axis2|^2 is the same number, computed without cancelling.
+        cross = jnp.cross(axis1, axis2)
+        det = jnp.dot(cross, cross)
+    else:
+        det = ma * mc - mb * mb
+    parallel = jnp.abs(det) < MINVAL
 
     # General configuration: C's order of clipping, x1 first, then x2 (re-clipping x1).
     safe_det = jnp.where(parallel, 1.0, det)
