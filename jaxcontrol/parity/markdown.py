@@ -208,11 +208,12 @@ def render(records: list[dict[str, Any]]) -> str:
             "meets a NaN cost and leaves that physics step's constraints unsolved. The fix "
             "touches only tasks with elliptic cones (finger, manipulator, stacker); their "
             "pieces measured before it name no fix and count as stale until measured again. "
-            "The raw MJX columns run the same fixed MJX. A second fix, C's plane–capsule "
-            "contact frame (`JAXCONTROL_MJX_CAPSULE_FRAME=1`; "
-            "docs/design/plane-capsule-frame.md), is off by default and in no record here: "
+            "The raw MJX columns run the same fixed MJX. Two more fixes, C's capsule "
+            "contacts (`JAXCONTROL_MJX_CAPSULE_FRAME=1`, `JAXCONTROL_MJX_CAPSULE_CAPSULE=1`; "
+            "docs/design/capsule-contacts.md), are off by default and in no record here: "
             "humanoid's and quadruped's hard-state misses above 1e-2 are stock MJX's turned "
-            "friction pyramids, and vanish under it (docs/parity.md)."
+            "friction pyramids, hopper's its capsule-capsule normal, and they vanish under "
+            "those fixes (docs/parity.md)."
         ),
         "",
     ]
