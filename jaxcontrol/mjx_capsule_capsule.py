@@ -12,7 +12,8 @@ routine step for step. Unlike the plane–capsule frame's fix it never reproduce
 bits (the regularisation moves every nearest point a little), so it touches every model
 with a capsule pair that can collide (`touching`). Off unless
 `JAXCONTROL_MJX_CAPSULE_CAPSULE=1` is set before jaxcontrol is imported, or `install()`
-runs before anything traces MJX's collision: PARITY.md's records stay under stock MJX's
+runs before any environment is built (it gives each capsule pair two contact slots, so
+states made before it have another shape): PARITY.md's records stay under stock MJX's
 capsules until they are measured again (docs/design/capsule-contacts.md says why).
 Pinned to mujoco-mjx 3.17.0: `needed()` checks that MJX still regularises.
 """
