@@ -13,7 +13,7 @@ Three fixes, each in its own module, each bringing MJX to C MuJoCo's reading:
 `applied()` names those in effect and `touching(mj_model)` those that can change a
 model's physics; parity records and soak parts store the latter, so a measurement
 under one physics never mixes with one under another. `stock()` runs stock MJX for
-what is traced inside it.
+what is traced inside it, `installed(fix)` one opt-in fix.
 """
 
 from __future__ import annotations
@@ -60,4 +60,20 @@ def stock() -> Iterator[None]:
         for fix, was in zip(_FIXES, before):
             if was:
                 fix.install()
+        jax.clear_caches()
+
+
+@contextlib.contextmanager
+def installed(fix) -> Iterator[None]:
+    """One opt-in fix (`mjx_capsule_frame`, `mjx_capsule_capsule`) in place for what is
+    traced inside, and as it was after; JAX's compiled code is released on entry and exit,
+    as in `stock()`."""
+    was = bool(fix.applied())
+    jax.clear_caches()
+    fix.install()
+    try:
+        yield
+    finally:
+        if not was:
+            fix.uninstall()
         jax.clear_caches()

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from jaxcontrol import import_setup
+from jaxcontrol import import_setup, mjx_capsule_capsule, mjx_capsule_frame
 from jaxcontrol.render import gl
 
 # Prints `jax.config.values` (as reprs) after the user's settings (argv[1], JSON) and
@@ -157,3 +157,18 @@ def test_only_the_missing_warp_lines_are_dropped():
     assert import_setup.without_missing_warp_lines(text) == (
         "Failed to import warp: CUDA driver version is insufficient\nsomething else\n"
     )
+
+
+@pytest.mark.parametrize("fix", [mjx_capsule_frame, mjx_capsule_capsule], ids=["frame", "pairs"])
+def test_the_opt_in_capsule_fixes_are_installed_only_when_asked(fix, monkeypatch):
+    """`fix_mjx_capsules` (what `import jaxcontrol` runs): "1" installs a fix, "0" or unset
+    leaves MJX's own."""
+    try:
+        monkeypatch.setenv(fix.ENABLE_ENV, "1")
+        assert import_setup.fix_mjx_capsules() == fix.applied() != ()
+        monkeypatch.setenv(fix.ENABLE_ENV, "0")
+        assert import_setup.fix_mjx_capsules() == ()
+    finally:
+        monkeypatch.delenv(fix.ENABLE_ENV)
+        import_setup.fix_mjx_capsules()
+    assert fix.applied() == ()

@@ -10,7 +10,7 @@ import pytest
 from mujoco import mjx
 
 import jaxcontrol
-from jaxcontrol import import_setup, mjx_capsule_capsule, mjx_fixes
+from jaxcontrol import mjx_capsule_capsule, mjx_fixes
 from jaxcontrol.collision import capsule_capsule
 
 # Two free capsules, no gravity: contacts only where we place them.
@@ -87,18 +87,13 @@ def test_crossing_capsules_get_cs_normal_out_of_their_plane_where_mjx_keeps_it_i
     assert d.ncon == 1 and abs(d.contact[0].frame[1]) == pytest.approx(1.0)
 
     def normal():
-        jax.clear_caches()
-        data = jax.jit(mjx.forward)(mjx.put_model(m), mjx.put_data(m, d))
-        contact = data._impl.contact
+        contact = jax.jit(mjx.forward)(mjx.put_model(m), mjx.put_data(m, d))._impl.contact
         return np.asarray(contact.frame)[np.argmin(np.asarray(contact.dist))][0]
 
-    stock = normal()
-    mjx_capsule_capsule.install()
-    try:
+    with mjx_fixes.stock():
+        stock = normal()
+    with mjx_fixes.installed(mjx_capsule_capsule):
         fixed = normal()
-    finally:
-        mjx_capsule_capsule.uninstall()
-        jax.clear_caches()
     assert abs(stock[1]) < 1e-3  # in the plane
     np.testing.assert_allclose(fixed, d.contact[0].frame[:3], atol=1e-6)
 
@@ -117,13 +112,3 @@ def test_the_fix_is_off_by_default_names_itself_when_on_and_touches_capsule_pair
             assert mjx_fixes.touching(hopper) == ()
     finally:
         mjx_capsule_capsule.uninstall()
-
-
-def test_the_import_installs_it_only_when_asked(monkeypatch):
-    try:
-        monkeypatch.setenv(mjx_capsule_capsule.ENABLE_ENV, "1")
-        assert import_setup.fix_mjx_capsules() == (mjx_capsule_capsule.CAPSULE_CAPSULE,)
-    finally:
-        monkeypatch.delenv(mjx_capsule_capsule.ENABLE_ENV)
-        import_setup.fix_mjx_capsules()
-    assert mjx_capsule_capsule.applied() == ()

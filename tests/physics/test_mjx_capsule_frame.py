@@ -12,7 +12,7 @@ from mujoco.mjx._src import collision_primitive
 from mujoco.mjx._src.collision_types import GeomInfo
 
 import jaxcontrol
-from jaxcontrol import import_setup, mjx_capsule_frame, mjx_fixes
+from jaxcontrol import mjx_capsule_frame, mjx_fixes
 
 # A capsule free above a floor; pyramidal cones (MuJoCo's default).
 _CAPSULE_ON_FLOOR = """
@@ -133,17 +133,12 @@ def test_with_the_fix_mjx_accelerates_a_steep_capsule_as_c_does():
     mujoco.mj_forward(m, d)
 
     def mjx_qacc():
-        jax.clear_caches()
-        model = mjx.put_model(m)
-        return np.asarray(jax.jit(mjx.forward)(model, mjx.put_data(m, d)).qacc)
+        return np.asarray(jax.jit(mjx.forward)(mjx.put_model(m), mjx.put_data(m, d)).qacc)
 
-    stock = mjx_qacc()
-    mjx_capsule_frame.install()
-    try:
+    with mjx_fixes.stock():
+        stock = mjx_qacc()
+    with mjx_fixes.installed(mjx_capsule_frame):
         fixed = mjx_qacc()
-    finally:
-        mjx_capsule_frame.uninstall()
-        jax.clear_caches()
     scale = np.abs(d.qacc).max()
     assert np.abs(fixed - d.qacc).max() < 1e-4 * scale
     assert np.abs(stock - d.qacc).max() > 1e-2 * scale
@@ -176,15 +171,3 @@ def test_touching_names_the_fix_only_where_a_pyramid_can_turn(domain, task_name,
         assert mjx_capsule_frame.applied() == (mjx_capsule_frame.PLANE_CAPSULE_FRAME,)
     finally:
         mjx_capsule_frame.uninstall()
-
-
-def test_the_import_installs_it_only_when_asked(monkeypatch):
-    try:
-        monkeypatch.setenv(mjx_capsule_frame.ENABLE_ENV, "1")
-        assert import_setup.fix_mjx_capsules() == (mjx_capsule_frame.PLANE_CAPSULE_FRAME,)
-        monkeypatch.setenv(mjx_capsule_frame.ENABLE_ENV, "0")
-        assert import_setup.fix_mjx_capsules() == ()
-    finally:
-        monkeypatch.delenv(mjx_capsule_frame.ENABLE_ENV)
-        import_setup.fix_mjx_capsules()
-    assert mjx_capsule_frame.applied() == ()
