@@ -164,11 +164,12 @@ def colliding_pairs(
 def _common_hinge_axis(m: mujoco.MjModel, data: mujoco.MjData) -> np.ndarray | None:
     """The one axis every rotation is about (hinges only, all parallel), else None.
     A model without rotations gives (0, 0, 0): nothing turns."""
-    if np.isin(m.jnt_type, (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL)).any():
+    free = np.isin(m.jnt_type, (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL))
+    if free.any() or m.nmocap:  # mocap bodies can be turned any way
         return None
     hinges = data.xaxis[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
-    if m.nmocap or not len(hinges):
-        return None if m.nmocap else np.zeros(3)
+    if not len(hinges):
+        return np.zeros(3)
     h = hinges[0] / np.linalg.norm(hinges[0])
     parallel = np.abs(hinges @ h) >= (1 - _PARALLEL) * np.linalg.norm(hinges, axis=1)
     return h if parallel.all() else None

@@ -30,8 +30,6 @@ ELLIPTIC_LINE_SEARCH = mjx_line_search.ELLIPTIC_LINE_SEARCH
 PLANE_CAPSULE_FRAME = mjx_capsule_frame.PLANE_CAPSULE_FRAME
 CAPSULE_CAPSULE = mjx_capsule_capsule.CAPSULE_CAPSULE
 STOCK_ENV = mjx_line_search.STOCK_ENV  # "1": no line-search fix
-ENABLE_CAPSULE_FRAME_ENV = mjx_capsule_frame.ENABLE_ENV  # "1": the capsule frame's fix
-ENABLE_CAPSULE_CAPSULE_ENV = mjx_capsule_capsule.ENABLE_ENV  # "1": C's capsule pairs
 _FIXES = (mjx_line_search, mjx_capsule_frame, mjx_capsule_capsule)
 
 
