@@ -64,8 +64,19 @@ def _on_device(tree):
     return jax.block_until_ready(jax.device_put(tree))
 
 
-def raw_mjx_step_from(env: Env, transitions: Sequence[Transition], at_start: bool = False):
+RAW_LAYOUTS = ("batch", "alone", "alone_vmapped")
+
+
+def raw_mjx_step_from(
+    env: Env, transitions: Sequence[Transition], at_start: bool = False, layout: str = "batch"
+):
     """Raw MJX: stock `mjx.step` (x n_sub_steps) from each start state's data.
+
+    `layout` says how the states run: "batch", all of them under one `vmap` (per
+    group, below); "alone", each by itself, unbatched (as `mjx_step_from` runs
+    ours); "alone_vmapped", each by itself as a batch of one. In float32 the
+    three round differently, and on a state at a contact's switch the rounding
+    can pick the branch (docs/parity.md, "Hard states").
 
     The model is ours (identical to dm_control's) with the start's model fields
     in place. Fields that MJX keeps static (e.g. `wrap_prm`) are compiled into
@@ -80,6 +91,8 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition], at_start: boo
     empty): stock `mjx.forward` with actuation off (dm_control's `after_reset`),
     and rangefinders that see height fields, as the task's `sync` casts them.
     """
+    if layout not in RAW_LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; valid layouts: {', '.join(RAW_LAYOUTS)}")
     mj_model = compat.to_mjx_compatible(env.mj_model)
     dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
     static = [n for n in env.task.episode_model_fields if n in physics_lib.STATIC_MODEL_FIELDS]
@@ -124,7 +137,18 @@ def raw_mjx_step_from(env: Env, transitions: Sequence[Transition], at_start: boo
             )
             return observed + (env.task.get_observation(first, variables),)
 
-        return jax.jit(jax.vmap(run))
+        batched = jax.jit(jax.vmap(run))
+        if layout == "batch":
+            return batched
+        one = jax.jit(run) if layout == "alone" else batched
+        cut = _item if layout == "alone" else _slice
+
+        def each(starts, actions):
+            outputs = [one(cut(starts, i), cut(actions, i)) for i in range(len(actions))]
+            join = jnp.stack if layout == "alone" else jnp.concatenate
+            return jax.tree.map(lambda *xs: join(xs), *outputs)
+
+        return each
 
     for indices in groups.values():
         first = transitions[indices[0]].start
@@ -196,6 +220,16 @@ class CpuPath:
             {k: jnp.asarray(v) for k, v in self.model_fields.items()},
         )
         return jax.tree.map(np.asarray, obs), float(reward)
+
+
+def _item(tree, i: int):
+    """Entry `i` of every leaf."""
+    return jax.tree.map(lambda x: x[i], tree)
+
+
+def _slice(tree, i: int):
+    """Entry `i` of every leaf, as a batch of one."""
+    return jax.tree.map(lambda x: x[i : i + 1], tree)
 
 
 def raw_data(blank: mjx.Data, start: DmState, dtype) -> mjx.Data:

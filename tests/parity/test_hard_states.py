@@ -11,6 +11,7 @@ import pytest
 import jaxcontrol
 from jaxcontrol import parity, reference
 from jaxcontrol.parity import hard_states, per_state
+from jaxcontrol.parity.engines import RAW_LAYOUTS
 
 
 def test_each_state_error_is_relative_to_its_own_scale():
@@ -98,9 +99,41 @@ def test_pendulum_one_step_from_the_mix_in_float32_is_within_the_rule(pendulum):
     assert set(piece["ours"]) == keys and set(piece["raw"]) == keys - {"reward"}
     assert piece["dtype"] == "float32" and piece["n_states"] == 16
     assert piece["states_missed"] == 0 and piece["misses"] == [], piece["misses"]
+    assert piece["rechecked"] == {}
     assert 0 < piece["worst_ours"]["max"] < 1e-5  # float32 rounding, never exact
     assert piece["worst_ours"]["max"] == max(piece["states"]["ours"])
     assert parity.missed_targets({"hard_states_float32": piece}, ["hard_states_float32"]) == []
+
+
+def test_a_miss_is_rechecked_with_the_state_stepped_alone(pendulum):
+    """Where ours misses the batch's tolerance, raw MJX steps that state alone in the
+    other layouts (pendulum's step is the same in each, to float32's rounding); the
+    rule then holds ours to raw's worst error over the layouts, and the piece records
+    each layout's error there. An unknown layout is an error naming the valid ones."""
+    env, _ = pendulum
+    with reference.precision(False):
+        mix = hard_states.state_mix(env, 4, seed=3)
+        with pytest.raises(ValueError, match="valid layouts: batch, alone, alone_vmapped"):
+            per_state.raw_values(env, mix.transitions, "sharded")
+        reference_values = per_state.dm_control_values(mix.transitions)
+        raw = per_state.errors_against(per_state.raw_values(env, mix.transitions), reference_values)
+        ours = {k: v.copy() for k, v in raw.items()}
+        ours["qvel"][2] = 0.5  # far beyond 10x raw there: a miss in every layout
+        raw_rule, layouts = per_state.recheck(
+            env, mix.transitions, reference_values, "float32", ours, raw
+        )
+    assert list(layouts) == [2] and list(layouts[2]) == list(RAW_LAYOUTS)
+    for errors in layouts[2].values():
+        assert set(errors) == {"qpos", "qvel"} and all(0 <= e < 1e-4 for e in errors.values())
+    assert raw_rule["qvel"][2] == max(e["qvel"] for e in layouts[2].values())
+    for key in raw:
+        np.testing.assert_array_equal(np.delete(raw_rule[key], 2), np.delete(raw[key], 2))
+        assert raw_rule[key][2] >= raw[key][2]
+    piece = per_state.piece_of(mix, "float32", ours, raw, 3, raw_rule, layouts)
+    assert piece["states_missed"] == 1 and piece["rechecked"] == {"2": layouts[2]}
+    assert piece["misses"][0]["raw_qvel"] == raw_rule["qvel"][2]
+    same, none = per_state.recheck(env, mix.transitions, reference_values, "float32", raw, raw)
+    assert same is raw and none == {}
 
 
 def test_a_record_with_a_state_beyond_the_rule_misses_a_target():
