@@ -37,7 +37,9 @@ def parser() -> args_lib.Parser:
     p.add_argument("tasks", nargs="*", help=argparse.SUPPRESS)
     p.add_argument("--records", default="parity_records", help="records directory")
     p.add_argument(
-        "--pieces", help=f"comma-separated pieces (default: all, {','.join(records.PIECES)})"
+        "--pieces",
+        help=f"comma-separated pieces (default: {','.join(records.default_pieces())}; also "
+        f"{','.join(records.FLOAT64_REMEDY_PIECES)}: resets and returns with ours in float64)",
     )
     p.add_argument(
         "--missing",
@@ -85,7 +87,7 @@ def main(argv: list[str]) -> int:
     try:
         args = parser().parse_args(argv)
         tasks = _tasks(args)
-        pieces = [p for p in (args.pieces or ",".join(records.PIECES)).split(",") if p]
+        pieces = [p for p in (args.pieces or ",".join(records.default_pieces())).split(",") if p]
         bad = [p for p in pieces if p not in records.PIECES]
         if bad:
             raise UsageError(f"unknown pieces {bad}; valid: {', '.join(records.PIECES)}")

@@ -47,13 +47,14 @@ def return_parts(policy: str, quarters: int = RETURN_QUARTERS) -> tuple[str, ...
     return (*(f"{policy}.{quarter}" for quarter in range(quarters)), policy)
 
 
-RESUMABLE = ("returns", "soak")
+RETURNS_PIECES = ("returns", "returns_float64")
+RESUMABLE = (*RETURNS_PIECES, "soak")
 
 
 def piece_parts(piece: str, soak_shards: int = SOAK_SHARDS) -> tuple[str, ...]:
     """A resumable piece's parts, in the order they are measured (`--parts` takes
     these; a policy's name alone stands for its quarters too)."""
-    if piece == "returns":
+    if piece in RETURNS_PIECES:
         return tuple(name for policy in POLICIES for name in return_parts(policy))
     return soak_parts(soak_shards)
 

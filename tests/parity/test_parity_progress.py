@@ -400,6 +400,24 @@ def test_a_policy_name_in_parts_stands_for_its_quarters():
     assert parity.expand_parts("returns", None) is None
 
 
+def test_the_float64_returns_resume_by_the_same_parts_and_are_measured_only_when_named():
+    """The float64 remedy's returns split into the same quarters as the returns; its
+    pieces are no task's default and no target of the record, and keep their own
+    progress (their config names the piece)."""
+    assert parity.piece_parts("returns_float64") == parity.piece_parts("returns")
+    assert parity.expand_parts("returns_float64", ["zero"])[:4] == [f"zero.{q}" for q in range(4)]
+    assert (
+        parity.parts_error(["returns_float64"], ["sinusoid.2"], [("cartpole", "swingup")]) is None
+    )
+    remedy = set(parity.records.FLOAT64_REMEDY_PIECES)
+    assert remedy == {"resets_float64", "returns_float64"} and remedy <= set(parity.PIECES)
+    assert not remedy & set(parity.records.default_pieces())
+    assert not remedy & set(parity.records.REQUIRED_PIECES)
+    plain = parity.piece_progress("cartpole", "swingup", "returns", None).config
+    wide = parity.piece_progress("cartpole", "swingup", "returns_float64", None).config
+    assert plain != wide and wide["piece"] == "returns_float64"
+
+
 def test_soak_rejects_uneven_shards(env):
     with pytest.raises(ValueError, match="multiple of shards"):
         parity.soak(env, num_envs=5, steps=1, shards=2)
