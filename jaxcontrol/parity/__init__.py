@@ -16,6 +16,8 @@ one task, in one process (float64 and float32 alike):
     mix (`hard_states.state_mix`: resets, random rollouts, a trained policy's
     episodes, the states with the most contacts), each state's errors for ours and
     stock MJX, and ours held to 10x stock MJX's error state by state (`per_state`).
+  * resets_float64 / returns_float64: resets and returns with ours in float64, for
+    the tasks where float64 is float32's remedy (measured only when named).
 Tasks whose episodes differ only in the reward (a rollout family,
 `families.ROLLOUT_FAMILIES`: humanoid_CMU's stand, walk and run) have the long pieces
 measured on one rollout (`family_returns`, `family_soak`, `measure_family_piece`,
