@@ -76,7 +76,7 @@ def raw_mjx_step_from(
     group, below); "alone", each by itself, unbatched (as `mjx_step_from` runs
     ours); "alone_vmapped", each by itself as a batch of one. In float32 the
     three round differently, and on a state at a contact's switch the rounding
-    can pick the branch (docs/parity.md, "Hard states").
+    can pick the branch (docs/parity.md, "One step where contacts are hardest").
 
     The model is ours (identical to dm_control's) with the start's model fields
     in place. Fields that MJX keeps static (e.g. `wrap_prm`) are compiled into
