@@ -198,7 +198,9 @@ def render(records: list[dict[str, Any]]) -> str:
             "state's worst quantity: median / 99th percentile / maximum over the states for "
             "ours and for stock `mjx.step` on the same states, then the shares of states "
             "above 1e-4 and 1e-2 (ours / raw), then the states where ours misses "
-            "max(target, 10x raw MJX's error on that state). Float64 in `jax.enable_x64`. "
+            "max(target, 10x raw MJX's error on that state; where the batch's error "
+            "misses, raw MJX's worst with the state stepped alone too, as float32 "
+            "rounds each layout differently). Float64 in `jax.enable_x64`. "
             "'—': not yet measured."
         ),
         (
