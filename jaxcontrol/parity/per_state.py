@@ -140,7 +140,7 @@ def recheck(
     for layout in RAW_LAYOUTS[1:]:
         alone = errors_against(raw_values(env, picked, layout), picked_reference)
         for key, errors in alone.items():
-            worst[key][states] = np.fmax(worst[key][states], errors)
+            worst[key][states] = np.maximum(worst[key][states], errors)  # NaN stays NaN
         for j, i in enumerate(states):
             layouts[i][layout] = {k: float(alone[k][j]) for k in RAW_STATE_KEYS}
     return worst, layouts
