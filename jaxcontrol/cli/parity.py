@@ -39,7 +39,8 @@ def parser() -> args_lib.Parser:
     p.add_argument(
         "--pieces",
         help=f"comma-separated pieces (default: {','.join(records.default_pieces())}; also "
-        f"{','.join(records.FLOAT64_REMEDY_PIECES)}: resets and returns with ours in float64)",
+        f"{','.join(records.FLOAT64_REMEDY_PIECES)}: resets and returns with ours in float64; "
+        f"{','.join(records.C_BACKEND_REMEDY_PIECES)}: the hard states on the C backend)",
     )
     p.add_argument(
         "--missing",

@@ -158,12 +158,17 @@ def piece_of(
     """The record piece: the mix, each quantity's summary for ours and raw MJX, each
     state's worst errors, and ours' misses of the per-state rule, held to
     `raw_rule` (default `raw`; `recheck`'s worst over layouts) with the
-    rechecked states' `layouts`."""
+    rechecked states' `layouts`. An empty `raw` (stock MJX not stepped) holds ours
+    to the one-step target alone and leaves raw's fields empty."""
     raw_rule = raw if raw_rule is None else raw_rule
     misses = state_misses(dtype, ours, raw_rule)
     worst_ours = worst_per_state(ours)
-    worst_raw = worst_per_state(raw)
-    worst_raw_state = worst_per_state(raw, RAW_STATE_KEYS)
+    raw_states = {}
+    if raw:
+        raw_states = {
+            "raw": [float(x) for x in worst_per_state(raw)],
+            "raw_state": [float(x) for x in worst_per_state(raw, RAW_STATE_KEYS)],
+        }
     kept = sorted(misses, key=lambda m: -m[2] if m[2] == m[2] else -np.inf)[:MISSES_KEPT]
     return {
         "dtype": dtype,
@@ -174,14 +179,13 @@ def piece_of(
         "ours": {k: summarize(v) for k, v in ours.items()},
         "raw": {k: summarize(v) for k, v in raw.items()},
         "worst_ours": summarize(worst_ours),
-        "worst_raw": summarize(worst_raw),
+        "worst_raw": summarize(raw_states["raw"]) if raw else None,
         "states": {
             "source": mix.sources,
             "contacts": mix.contacts,
             "rows": mix.rows,
             "ours": [float(x) for x in worst_ours],
-            "raw": [float(x) for x in worst_raw],
-            "raw_state": [float(x) for x in worst_raw_state],
+            **raw_states,
         },
         "n_misses": len(misses),
         "states_missed": len({m[0] for m in misses}),
@@ -192,8 +196,8 @@ def piece_of(
                 "contacts": mix.contacts[i],
                 "quantity": key,
                 "ours": error,
-                "raw_qpos": float(raw_rule["qpos"][i]),
-                "raw_qvel": float(raw_rule["qvel"][i]),
+                "raw_qpos": float(raw_rule["qpos"][i]) if raw_rule else None,
+                "raw_qvel": float(raw_rule["qvel"][i]) if raw_rule else None,
                 "tolerance": tolerance,
             }
             for i, key, error, tolerance in kept
@@ -208,14 +212,19 @@ def hard_step(
     n_states: int = HARD_STATES,
     seed: int = 0,
     policy_runs: Sequence[str] | None = None,
+    with_raw: bool = True,
 ) -> dict[str, Any]:
     """One step from `n_states` states of the mix (call inside the right x64 mode);
-    `policy_runs` None: those named by `hard_states.POLICY_RUNS_VARIABLE`."""
+    `policy_runs` None: those named by `hard_states.POLICY_RUNS_VARIABLE`. Without
+    `with_raw`, stock MJX is not stepped: for an env whose physics is not MJX's
+    (the C backend), held to the one-step target alone."""
     runs = policy_runs_from_environment() if policy_runs is None else policy_runs
     mix = state_mix(env, n_states, seed, runs)
     reference = dm_control_values(mix.transitions)
     ours = errors_against(ours_values(env, mix.transitions), reference)
-    raw = errors_against(raw_values(env, mix.transitions), reference)
     dtype = "float64" if jax.config.jax_enable_x64 else "float32"
+    if not with_raw:
+        return piece_of(mix, dtype, ours, {}, seed)
+    raw = errors_against(raw_values(env, mix.transitions), reference)
     raw_rule, layouts = recheck(env, mix.transitions, reference, dtype, ours, raw)
     return piece_of(mix, dtype, ours, raw, seed, raw_rule, layouts)

@@ -48,10 +48,12 @@ from jaxcontrol.registry import REGISTRY
 Piece = Callable[[str, str, Progress], dict]
 
 
-def _in_mode(x64: bool, piece: Callable[..., dict], resumable: bool = False) -> Piece:
+def _in_mode(
+    x64: bool, piece: Callable[..., dict], resumable: bool = False, backend: str = "mjx"
+) -> Piece:
     def run(domain: str, task: str, progress: Progress) -> dict:
         with precision(x64):
-            env = jaxcontrol.load(domain, task)
+            env = jaxcontrol.load(domain, task, backend=backend)
             return piece(env, progress=progress) if resumable else piece(env)
 
     return run
@@ -70,13 +72,23 @@ PIECES: dict[str, Piece] = {
     # (docs/parity.md), measured for those tasks only.
     "resets_float64": _in_mode(True, resets),
     "returns_float64": _in_mode(True, returns, resumable=True),
+    # The hard states stepped by the C backend (`backend="mujoco"`): the remedy where
+    # no MJX setting helps; stock MJX is not stepped again for them.
+    "hard_states_mujoco_float64": _in_mode(
+        True, lambda env: hard_step(env, x64=True, with_raw=False), backend="mujoco"
+    ),
+    "hard_states_mujoco_float32": _in_mode(
+        False, lambda env: hard_step(env, x64=False, with_raw=False), backend="mujoco"
+    ),
 }
 FLOAT64_REMEDY_PIECES = ("resets_float64", "returns_float64")
+C_BACKEND_REMEDY_PIECES = ("hard_states_mujoco_float64", "hard_states_mujoco_float32")
+REMEDY_PIECES = (*FLOAT64_REMEDY_PIECES, *C_BACKEND_REMEDY_PIECES)
 
 
 def default_pieces() -> tuple[str, ...]:
-    """What `jaxcontrol parity` measures unless told: all but the float64 remedy's."""
-    return tuple(p for p in PIECES if p not in FLOAT64_REMEDY_PIECES)
+    """What `jaxcontrol parity` measures unless told: all but the remedies'."""
+    return tuple(p for p in PIECES if p not in REMEDY_PIECES)
 
 
 # The pieces every task's record is held to have; the hard states are measured task by

@@ -136,6 +136,32 @@ def test_a_miss_is_rechecked_with_the_state_stepped_alone(pendulum):
     assert same is raw and none == {}
 
 
+def test_the_c_backend_steps_the_hard_states_as_dm_control_does():
+    """The C backend's remedy piece: pendulum's states stepped by C MuJoCo in float64
+    agree with dm_control to float64's rounding, held to the target alone (stock MJX
+    is not stepped, so the piece has no raw figures); it is no default piece."""
+    with reference.precision(True):
+        env = jaxcontrol.load("pendulum", "swingup", backend="mujoco")
+        piece = per_state.hard_step(env, x64=True, n_states=8, seed=3, with_raw=False)
+    assert piece["dtype"] == "float64" and piece["n_states"] == 8
+    assert piece["raw"] == {} and piece["worst_raw"] is None and "raw" not in piece["states"]
+    assert piece["states_missed"] == 0 and piece["worst_ours"]["max"] < 1e-12
+    remedy = set(parity.records.C_BACKEND_REMEDY_PIECES)
+    assert remedy <= set(parity.PIECES) and not remedy & set(parity.records.default_pieces())
+    assert not remedy & set(parity.records.REQUIRED_PIECES)
+    # A planted error beyond float64's target is a miss, with no raw figures to name.
+    ours = {"qvel": np.array([0.0, 0.5])}
+    mix = hard_states.StateMix(
+        transitions=[None, None],
+        sources=["reset"] * 2,
+        contacts=[0, 0],
+        rows=[0, 0],
+        policy_runs=[],
+    )
+    planted = per_state.piece_of(mix, "float64", ours, {}, 0)
+    assert planted["states_missed"] == 1 and planted["misses"][0]["raw_qvel"] is None
+
+
 def test_a_record_with_a_state_beyond_the_rule_misses_a_target():
     piece = {"states_missed": 2, "n_states": 200}
     assert parity.missed_targets({"hard_states_float64": piece}, []) == [
