@@ -199,13 +199,14 @@ class Env:
         seconds per model (its collision detection), and the specs and the blank state
         would each have paid it. For the same reason the reset's contact loops count
         with `_no_contacts` here, as they count on C, so they trace neither MJX's
-        collision nor its kinematics (`Physics.count_contacts`).
+        collision nor its kinematics (`Physics.count_contacts`), and its physics steps
+        (cheetah's settle) are `_no_steps`.
         """
 
         def shapes(key):
             fields = self.default_model_fields()
             physics = Physics.create(
-                self.mjx_model, self._initial_data(), self.names, fields, _no_contacts
+                self.mjx_model, self._initial_data(), self.names, fields, _no_contacts, _no_steps
             )
             physics, variables = self.task.initialize_episode(physics, key)
             return variables, self.task.get_observation(physics, variables)
@@ -263,13 +264,18 @@ class Env:
     # ----- dynamics ---------------------------------------------------------------
 
     def _physics(self, data: mjx.Data, model_fields) -> Physics:
-        # On the C backend, a reset's contact tests (rejection samplers) ask C too.
-        count = None
-        if self.backend == "mujoco":  # one object per Env: Physics compares it as static
-            count = self._cached(
-                "count_contacts", lambda: functools.partial(cpu_physics.contact_count, self)
-            )
-        return Physics.create(self.mjx_model, data, self.names, model_fields, count)
+        # On the C backend, a reset's contact tests (rejection samplers) and physics
+        # steps (cheetah's settle) run on C too.
+        if self.backend == "mjx":
+            return Physics.create(self.mjx_model, data, self.names, model_fields)
+        # One object per Env each: Physics compares them as static.
+        count = self._cached(
+            "count_contacts", lambda: functools.partial(cpu_physics.contact_count, self)
+        )
+        steps = self._cached(
+            "step_in_reset", lambda: functools.partial(cpu_physics.step_in_reset, self)
+        )
+        return Physics.create(self.mjx_model, data, self.names, model_fields, count, steps)
 
     def default_model_fields(self) -> dict[str, jax.Array]:
         """The compiled model's values of the task's per-episode model fields."""
@@ -507,3 +513,10 @@ def _no_contacts(physics: Physics, slack: float | None = None):
     contacts, as constants, so that a contact loop's shapes come without its collision."""
     count = jnp.int32(0)
     return count if slack is None else (count, jnp.zeros((), physics.data.qpos.dtype))
+
+
+def _no_steps(physics: Physics, qpos: jax.Array, n_steps: int):
+    """`Physics.step_in_reset` for shape evaluation only (`Env._reset_shapes`): the
+    state as it is, so that a reset's physics steps trace no MJX step."""
+    data = physics.data
+    return {"qpos": qpos, "qvel": data.qvel, "act": data.act, "qacc_warmstart": data.qacc_warmstart}

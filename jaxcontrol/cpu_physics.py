@@ -61,6 +61,8 @@ _STATE = (
     "xfrc_applied",
 )
 _STATE_OUT = _STATE[:5]
+# What physics steps in a reset leave for its forward pass (`step_in_reset`).
+_RESET_STEPPED = _STATE_OUT[1:]
 # What the host call reads from each environment's data (besides time).
 _INPUTS = _STATE[1:]
 # What `mj_kinematics` computes: C's values come back with the state, so the JAX side
@@ -162,6 +164,20 @@ class Engine:
         with self._lock:
             return self._simulations(qpos.shape[0], fields).contacts(qpos, fields, slack)
 
+    def step_in_reset(
+        self, qpos: np.ndarray, fields: dict[str, np.ndarray], n_steps: int
+    ) -> dict[str, np.ndarray]:
+        """dm_control's `physics.step(nstep=n_steps)` in a reset, right after the task
+        writes each environment's `qpos`: from the model's reset state (`mj_resetData`,
+        then `mj_forward` with actuation disabled, as `Physics.reset` ends), `qpos` put
+        in place, then `mj_step2` to finish that forward pass's step (for the Euler
+        integrator; `mj_step` for the others) and `n_steps - 1` further `mj_step`s.
+
+        Returns the `_RESET_STEPPED` fields, float64; NaN for a simulation C found
+        invalid (MuJoCo's bad qpos/qvel/qacc warnings)."""
+        with self._lock:
+            return self._simulations(qpos.shape[0], fields).step_in_reset(qpos, fields, n_steps)
+
     def copyable_model(self) -> mujoco.MjModel:
         """The model that per-environment copies are made from: `model` without its
         textures where `make_model` was given and rebuilds it equal in every other
@@ -208,6 +224,7 @@ class _Simulations:
         self.derived = {name: self.batch.bind(name) for name in ("sensordata", *_KINEMATICS)}
         self.ncon = self.batch.bind("ncon")
         self.flags = int(engine.model.opt.disableflags)
+        self._integrator = engine.model.opt.integrator
         # A reset's forward pass runs with actuation disabled, as dm_control's does.
         self.still = self.flags | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
         self.models = None
@@ -257,6 +274,33 @@ class _Simulations:
             self.batch.step(ids, nstep=self.n_sub_steps - last)
         self._write_flags(n, self.flags)
         self.batch.step(ids, nstep=last, stage=mujoco.mjtStage.mjSTAGE_VEL)
+
+    def step_in_reset(self, qpos, fields, n_steps):
+        n = qpos.shape[0]
+        ids = None if n == self.size else np.arange(n, dtype=np.int32)
+        self._write_fields(n, fields)
+        self._write_flags(n, self.flags)
+        euler = self._integrator == mujoco.mjtIntegrator.mjINT_EULER
+        # The first step finishes the reset's forward pass, which the batch cannot:
+        # each simulation on a scratch MjData of its own model.
+        for sim in range(n):
+            model, data = self._one_simulation(sim)
+            mujoco.mj_resetData(model, data)
+            model.opt.disableflags = self.still
+            mujoco.mj_forward(model, data)
+            model.opt.disableflags = self.flags
+            data.qpos[:] = qpos[sim]
+            (mujoco.mj_step2 if euler else mujoco.mj_step)(model, data)
+            for name in _STATE:
+                self.state[name][sim] = np.reshape(getattr(data, name), self.state[name][sim].shape)
+        self.batch.warning[:n] = 0
+        if n_steps > 1:
+            self.batch.step(ids, nstep=n_steps - 1)
+        invalid = self.batch.warning[:n, _INVALID, 1].any(axis=1)
+        out = {name: self.state[name][:n].copy() for name in _RESET_STEPPED}
+        for values in out.values():
+            values[invalid] = np.nan
+        return out
 
     def contacts(self, qpos, fields, slack):
         n = qpos.shape[0]
@@ -387,6 +431,29 @@ def contact_count(env, physics: physics_lib.Physics, slack: float | None = None)
         return found
     count, depth = found
     return count, wire.receive(depth).astype(dtype)
+
+
+def step_in_reset(env, physics: physics_lib.Physics, qpos: jax.Array, n_steps: int):
+    """`Engine.step_in_reset` as JAX: dm_control's `physics.step(nstep=n_steps)` in a
+    reset right after `qpos` is written, on C (`physics_lib.Physics.step_in_reset`).
+    Jittable and vmappable; returns {qpos, qvel, act, qacc_warmstart} in the physics'
+    dtype, float64 bit for bit where that is the dtype."""
+    engine = _engine(env)
+    data = physics.data
+    wire = _Wire(data.qpos.dtype)
+    tails = {name: getattr(data, name).shape for name in _RESET_STEPPED}
+
+    def host(qpos, fields):
+        qpos, fields = jax.tree.map(wire.decode, (qpos, fields))
+        lead = np.shape(qpos)[:-1]
+        flat = {k: _flat(v, lead) for k, v in fields.items()}
+        out = engine.step_in_reset(_flat(qpos, lead), flat, n_steps)
+        return {k: wire.send(v.reshape(lead + tails[k])) for k, v in out.items()}
+
+    operands = jax.tree.map(wire.encode, (qpos, dict(physics.model_fields)))
+    result = {name: wire.spec(tails[name]) for name in _RESET_STEPPED}
+    out = jax.pure_callback(host, result, *operands, vmap_method="broadcast_all")
+    return {k: wire.receive(v).astype(getattr(data, k).dtype) for k, v in out.items()}
 
 
 def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_only: bool):

@@ -363,6 +363,9 @@ class Physics:
         `(count, depth)`), which `contact_count` and `contact_count_and_depth` then
         return instead of MJX's. C needs only qpos: a loop that tests contacts
         needs no kinematics of its own there.
+      step_in_reset: where set (the C backend), `(physics, qpos, n_steps) -> {qpos,
+        qvel, act, qacc_warmstart}`: dm_control's `physics.step(nstep=n_steps)` in a
+        reset right after the task writes `qpos`, stepped by C (cheetah's settle).
     """
 
     model: mjx.Model
@@ -370,6 +373,9 @@ class Physics:
     names: Names = dataclasses.field(metadata={"static": True})
     model_fields: dict[str, jax.Array] = dataclasses.field(default_factory=dict)
     count_contacts: Callable[..., Any] | None = dataclasses.field(
+        default=None, metadata={"static": True}
+    )
+    step_in_reset: Callable[..., Any] | None = dataclasses.field(
         default=None, metadata={"static": True}
     )
 
@@ -381,9 +387,10 @@ class Physics:
         names: Names,
         model_fields: Mapping[str, jax.Array] | None = None,
         count_contacts: Callable[..., Any] | None = None,
+        step_in_reset: Callable[..., Any] | None = None,
     ) -> Physics:
         """A view of `model` with `model_fields` applied, as one environment sees it."""
-        view = cls(model, data, names, count_contacts=count_contacts)
+        view = cls(model, data, names, count_contacts=count_contacts, step_in_reset=step_in_reset)
         return view.with_model(**(model_fields or {}))
 
     def with_model(self, **fields: jax.Array) -> Physics:

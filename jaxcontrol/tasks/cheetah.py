@@ -44,14 +44,20 @@ def settle(physics: Physics, qpos: jax.Array, n_steps: int) -> Physics:
     Stepping from the new `qpos` with qpos0's kinematics would not do: the
     springs' passive force reads `qpos` itself.
 
+    On the C backend (`Physics.step_in_reset`) C MuJoCo takes these steps itself,
+    `mj_step2` and all, so the settled state is dm_control's bit for bit; the
+    poses it leaves are stale until the reset's forward pass, as in dm_control.
+
     Args:
       physics: the reset state, whose forward pass `mj_step2` finishes.
       qpos: the positions written after it.
       n_steps: the number of physics steps.
     """
-    model = physics.model
     if physics.mj_model.opt.integrator != mujoco.mjtIntegrator.mjINT_EULER:
         raise ValueError("settle reproduces mj_step2 for the Euler integrator only")
+    if physics.step_in_reset is not None:  # the C backend: C's own steps, as dm_control's
+        return physics.with_data(**physics.step_in_reset(physics, qpos, n_steps))
+    model = physics.model
     data = physics_lib.forward(physics)  # the reset's forward pass, in MJX's own types
     data = mjx.kinematics(model, mjx.euler(model, data.replace(qpos=qpos)))
     physics = dataclasses.replace(physics, data=data)

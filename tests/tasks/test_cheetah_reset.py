@@ -107,3 +107,38 @@ def test_settled_state_matches_dm_control(x64):
         raw_error = np.abs(stock - ref).max()
         assert np.abs(mine - ref).max() <= max(1e-9, 10 * raw_error)
         np.testing.assert_allclose(mine, stock, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("n_steps", [1, cheetah._SETTLE_STEPS])
+def test_the_c_backend_settles_as_dm_control_bit_for_bit(n_steps):
+    """On the C backend the settle's steps are C's own, `mj_step2` and all: the
+    settled qpos, qvel and warm start are dm_control's, bit for bit, under `vmap`."""
+    with reference.precision(True):
+        env = jaxcontrol.load("cheetah", "run", backend="mujoco")
+        qpos = _draws(env.mj_model)
+
+        @jax.jit
+        @jax.vmap
+        def run(q):
+            physics = env._physics(env._initial_data(), env.default_model_fields())
+            data = cheetah.settle(physics, q, n_steps).data
+            return data.qpos, data.qvel, data.qacc_warmstart
+
+        ours = tuple(np.asarray(x) for x in run(jnp.asarray(qpos)))
+    for mine, theirs in zip(ours, _dm_control_settle(qpos, n_steps)):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_c_backend_reset_compiles_no_mjx_step(monkeypatch):
+    """The C backend's reset never traces MJX's step: its settle is C's (and a
+    reset's shapes, on either backend, step nothing: `core._no_steps`)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("MJX stepped in a C backend reset")
+
+    env = jaxcontrol.load("cheetah", "run", backend="mujoco")
+    monkeypatch.setattr(cheetah.physics_lib, "step", refuse)
+    monkeypatch.setattr(cheetah.mjx, "euler", refuse)
+    state = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 4))
+    assert np.isfinite(np.asarray(state.data.qpos)).all()
+    assert np.abs(np.asarray(state.data.qvel)).max() < 1.0  # settled
