@@ -228,6 +228,8 @@ class _Simulations:
         # A reset's forward pass runs with actuation disabled, as dm_control's does.
         self.still = self.flags | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
         self.models = None
+        self._base_model = engine.model
+        self._shared_model: mujoco.MjModel | None = None
         self._scratch_model: mujoco.MjModel | None = None
         self._scratch_data: dict[int, mujoco.MjData] = {}
         if set(names) <= set(mujoco_batch.MODEL_FIELDS):
@@ -312,13 +314,15 @@ class _Simulations:
         count = self.ncon[:n].copy()
         if slack is None:
             return count
-        # The batch keeps no contacts: rerun the position stage of each simulation
-        # that has any, on its own model, and read them.
+        # The batch keeps no contacts: rerun the collision of each simulation that has
+        # any, on its own model, and read them. Collision reads the poses alone, so
+        # `mj_kinematics` before it finds the position stage's contacts.
         depth = np.zeros(n)
         for sim in np.flatnonzero(count):
             model, data = self._one_simulation(sim)
             data.qpos[:] = qpos[sim]
-            mujoco.mj_fwdPosition(model, data)
+            mujoco.mj_kinematics(model, data)
+            mujoco.mj_collision(model, data)
             contact = data.contact
             margin = np.maximum(*model.geom_margin[contact.geom.T])  # C's: the larger
             inside = margin - contact.dist
@@ -327,9 +331,19 @@ class _Simulations:
         return count, depth
 
     def _one_simulation(self, sim: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
-        """Simulation `sim`'s model (its fields and flags) and a scratch MjData for it."""
+        """Simulation `sim`'s model (its fields and flags) and a scratch MjData for it.
+
+        Without per-environment fields every simulation's model is the batch's own
+        (its flags as `_write_flags` last set them, the same for all), so one copy
+        serves them all: materialising quadruped's model per simulation was 70 % of
+        its reset's height search."""
         if self.models is not None:
             model = self.models[sim]
+        elif not self.names:
+            if self._shared_model is None:
+                self._shared_model = copy.deepcopy(self._base_model)
+            model = self._shared_model
+            model.opt.disableflags = int(self.disableflags[sim])
         else:
             model = self._scratch_model = self.batch.get_model(sim, self._scratch_model)
         data = self._scratch_data.get(id(model))
