@@ -232,6 +232,12 @@ def _targets(runs: Sequence[RunRecord]) -> list[str]:
         if lines[-1]:
             lines.append("")
         lines.append(f"Not decided yet, for want of runs: {', '.join(pending)}.")
+        lines.append("")
+    for t in results:
+        if t.provisional:
+            lines += [f"Provisional, ({t.key}): tasks with fewer seeds than planned so far.", ""]
+            lines += [f"- {p}" for p in t.provisional]
+            lines.append("")
     while not lines[-1]:
         lines.pop()
     return lines

@@ -8,14 +8,23 @@ import jaxcontrol
 from jaxcontrol.results import published, stats, targets
 
 
-def _summaries(values: dict, steps: int) -> dict:
-    """TaskSummaries whose mean at `steps` is the given value, one seed each."""
+def _summaries(values: dict, steps: int, seeds: int | None = None) -> dict:
+    """TaskSummaries whose mean at `steps` is the given value, each with `seeds` seeds
+    (default: the task's planned number, so that its mean is final)."""
     out = {}
     for key, value in values.items():
+        n = targets.planned_seeds(key) if seeds is None else seeds
         at = {m: None for m in stats.MILESTONES}
-        at[steps] = stats.Interval(value, None, None, 1)
+        at[steps] = stats.Interval(value, None, None, n)
         out[key] = stats.TaskSummary(
-            *key, (0,), at, stats.Interval(value, None, None, 1), None, (None,), (1.0,), (1.0,)
+            *key,
+            tuple(range(n)),
+            at,
+            stats.Interval(value, None, None, n),
+            None,
+            (None,) * n,
+            (1.0,) * n,
+            (1.0,) * n,
         )
     return out
 
@@ -31,11 +40,30 @@ def test_the_published_figures_are_the_sources():
     assert published.d4pg("cartpole", "swingup").mean == 845.5
 
 
-def test_a_planet_target_is_missed_by_the_amount(runs):
+def test_a_task_short_of_its_seeds_is_provisional(runs):
+    """The fake sweep's two seeds of each PlaNet task are fewer than the five planned:
+    their means are shown, and the target stays pending whichever side they fall."""
     result = targets.planet_500k(stats.by_task(runs, "sac"))
+    assert result.status == targets.PENDING and result.misses == ()
+    assert result.summary == "0 of 6 reached, 0 missed, 6 not final yet (2 of them provisional)"
+    assert result.provisional == (
+        "cartpole-swingup: 850.0, above 833.0 so far (provisional: 2 of 5 seeds)",
+        "cheetah-run: 650.0, below 765.0 so far (provisional: 2 of 5 seeds)",
+    )
+    assert targets.planned_seeds(("cheetah", "run")) == 5
+    assert targets.planned_seeds(("hopper", "hop")) == 3
+
+
+def test_a_planet_target_is_missed_by_the_amount():
+    figures = {k: published.figure("curl", "sac", *k, 500_000) for k in published.PLANET_TASKS}
+    below = {("cheetah", "run"): 650.0}
+    result = targets.planet_500k(_summaries(below, 500_000))
     assert result.status == targets.MISSED
     assert result.misses == ("cheetah-run: 650.0 < CURL's mean - std 765.0 (short by 115.0)",)
-    assert result.summary.startswith("1 of 6 reached, 1 missed, 4 not measured yet")
+    assert result.summary == "0 of 6 reached, 1 missed, 5 not final yet"
+    at_figure = {k: f.mean - f.std for k, f in figures.items()}
+    four_seeds = targets.planet_500k(_summaries(at_figure, 500_000, seeds=4))
+    assert four_seeds.status == targets.PENDING and len(four_seeds.provisional) == 6
 
 
 def test_the_planet_target_is_met_at_the_figure_itself():
