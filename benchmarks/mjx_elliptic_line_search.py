@@ -141,9 +141,10 @@ def speed(
     task: str, envs: int, steps: int, seed: int, repeats: int, seconds: float, warmup: int = 0
 ) -> dict:
     """Env steps per second of our batched step under the fix and under stock MJX,
-    timed alternately in this process (see the module's docstring), from the states
-    that `warmup` random-action steps under the fix reach from reset (rounded up to
-    whole calls)."""
+    timed alternately in this process (see the module's docstring), each from the
+    states that `warmup` random-action steps under it reach from the same resets
+    (rounded up to whole calls). Each physics keeps its own states: a fix may change
+    the data's shapes (C's capsule-capsule pair has two contact slots)."""
     import jax
 
     import jaxcontrol
@@ -159,20 +160,27 @@ def speed(
         env = jaxcontrol.load(domain, name)
         low, high = reference.action_bounds(env.action_spec())
         reset_key, key = jax.random.split(jax.random.key(seed))
-        states = jax.block_until_ready(
-            jax.jit(jax.vmap(env.reset))(jax.random.split(reset_key, envs))
-        )
-        rollout = throughput.make_rollout(env.step, envs, steps, low, high)
-        lowered = {"fixed": rollout.lower(states, key)}
+        resets = jax.random.split(reset_key, envs)
+
+        def lower():
+            env._cache.clear()  # the model and data built under this physics' collision
+            states = jax.block_until_ready(jax.jit(jax.vmap(env.reset))(resets))
+            rollout = throughput.make_rollout(env.step, envs, steps, low, high)
+            return states, rollout.lower(states, key)
+
+        states, lowered = {}, {}
+        states["fixed"], lowered["fixed"] = lower()
         with mjx_fixes.stock():  # traced anew: stock() releases the cached traces
-            stock = throughput.make_rollout(env.step, envs, steps, low, high)
-            lowered["stock"] = stock.lower(states, key)
+            states["stock"], lowered["stock"] = lower()
         if lowered["fixed"].as_text() == lowered["stock"].as_text():
             raise RuntimeError(f"{task}: the fixed and stock programs are the same")
         compiled = {v: low_.compile() for v, low_ in lowered.items()}
-        for _ in range(-(-warmup // steps)):  # mid-episode states: contacts, not a drop
-            states, key = compiled["fixed"](states, key)
-        calls = {v: functools.partial(fn, states, key) for v, fn in compiled.items()}
+        calls = {}
+        for v, fn in compiled.items():
+            at, k = states[v], key
+            for _ in range(-(-warmup // steps)):  # mid-episode states: contacts, not a drop
+                at, k = fn(at, k)
+            calls[v] = functools.partial(fn, at, k)
         best = {v: t for v, (_, t) in throughput.time_interleaved(calls, repeats, seconds).items()}
     rate = {v: envs * steps / t for v, t in best.items()}
     return {
