@@ -19,28 +19,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("MUJOCO_GL", "disable")
 
 import jax
-import jax.numpy as jnp
 
 import jaxcontrol
 from jaxcontrol import reference, registry
 
+try:  # run as a script: benchmarks/ is on sys.path
+    from envpool_speed import best
+    from throughput import make_rollout
+except ImportError:
+    from benchmarks.envpool_speed import best
+    from benchmarks.throughput import make_rollout
+
 TARGET = 0.05  # a reset's cost over its episode's 1000 control steps
 EPISODE_STEPS = 1000
-
-
-def _best(call, repeats: int) -> float:
-    jax.block_until_ready(call())  # compiles
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(call())
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def load(task: str, backend: str, mjx_reset_steps: bool):
@@ -51,22 +46,17 @@ def load(task: str, backend: str, mjx_reset_steps: bool):
 
 
 def measure(env, batch: int, steps: int, repeats: int) -> dict[str, float]:
-    """Seconds of one reset of `batch` environments and of 1000 control steps."""
+    """Seconds of one reset of `batch` environments and of 1000 control steps, each the
+    best of `repeats` single calls after a compiling one."""
     reset = jax.jit(jax.vmap(env.reset))
     keys = iter(jax.random.split(jax.random.key(0), 10_000))
-    reset_s = _best(lambda: reset(jax.random.split(next(keys), batch)).step, repeats)
-    low, high = (jnp.asarray(b) for b in reference.action_bounds(env.action_spec()))
+    reset_s = best(
+        lambda: reset(jax.random.split(next(keys), batch)).step.block_until_ready(), 0.0, repeats
+    )
+    low, high = reference.action_bounds(env.action_spec())
+    rollout = make_rollout(env.step, batch, steps, low, high)
     states = reset(jax.random.split(next(keys), batch))
-
-    @jax.jit
-    def run(states, key):
-        def body(carry, key):
-            actions = jax.random.uniform(key, (batch,) + low.shape, minval=low, maxval=high)
-            return jax.vmap(env.step)(carry, actions), None
-
-        return jax.lax.scan(body, states, jax.random.split(key, steps))[0]
-
-    scan_s = _best(lambda: run(states, next(keys)).step, repeats)
+    scan_s = best(lambda: rollout(states, next(keys))[0].step.block_until_ready(), 0.0, repeats)
     episode_s = scan_s * EPISODE_STEPS / steps
     return {"reset_s": reset_s, "episode_s": episode_s, "ratio": reset_s / episode_s}
 

@@ -518,5 +518,7 @@ def _no_contacts(physics: Physics, slack: float | None = None):
 def _no_steps(physics: Physics, qpos: jax.Array, n_steps: int):
     """`Physics.step_in_reset` for shape evaluation only (`Env._reset_shapes`): the
     state as it is, so that a reset's physics steps trace no MJX step."""
-    data = physics.data
-    return {"qpos": qpos, "qvel": data.qvel, "act": data.act, "qacc_warmstart": data.qacc_warmstart}
+    return {
+        name: qpos if name == "qpos" else getattr(physics.data, name)
+        for name in cpu_physics.RESET_STEPPED
+    }

@@ -62,7 +62,7 @@ _STATE = (
 )
 _STATE_OUT = _STATE[:5]
 # What physics steps in a reset leave for its forward pass (`step_in_reset`).
-_RESET_STEPPED = _STATE_OUT[1:]
+RESET_STEPPED = _STATE_OUT[1:]
 # What the host call reads from each environment's data (besides time).
 _INPUTS = _STATE[1:]
 # What `mj_kinematics` computes: C's values come back with the state, so the JAX side
@@ -173,7 +173,7 @@ class Engine:
         in place, then `mj_step2` to finish that forward pass's step (for the Euler
         integrator; `mj_step` for the others) and `n_steps - 1` further `mj_step`s.
 
-        Returns the `_RESET_STEPPED` fields, float64; NaN for a simulation C found
+        Returns the `RESET_STEPPED` fields, float64; NaN for a simulation C found
         invalid (MuJoCo's bad qpos/qvel/qacc warnings)."""
         with self._lock:
             return self._simulations(qpos.shape[0], fields).step_in_reset(qpos, fields, n_steps)
@@ -299,7 +299,7 @@ class _Simulations:
         if n_steps > 1:
             self.batch.step(ids, nstep=n_steps - 1)
         invalid = self.batch.warning[:n, _INVALID, 1].any(axis=1)
-        out = {name: self.state[name][:n].copy() for name in _RESET_STEPPED}
+        out = {name: self.state[name][:n].copy() for name in RESET_STEPPED}
         for values in out.values():
             values[invalid] = np.nan
         return out
@@ -455,7 +455,7 @@ def step_in_reset(env, physics: physics_lib.Physics, qpos: jax.Array, n_steps: i
     engine = _engine(env)
     data = physics.data
     wire = _Wire(data.qpos.dtype)
-    tails = {name: getattr(data, name).shape for name in _RESET_STEPPED}
+    tails = {name: getattr(data, name).shape for name in RESET_STEPPED}
 
     def host(qpos, fields):
         qpos, fields = jax.tree.map(wire.decode, (qpos, fields))
@@ -465,7 +465,7 @@ def step_in_reset(env, physics: physics_lib.Physics, qpos: jax.Array, n_steps: i
         return {k: wire.send(v.reshape(lead + tails[k])) for k, v in out.items()}
 
     operands = jax.tree.map(wire.encode, (qpos, dict(physics.model_fields)))
-    result = {name: wire.spec(tails[name]) for name in _RESET_STEPPED}
+    result = {name: wire.spec(tails[name]) for name in RESET_STEPPED}
     out = jax.pure_callback(host, result, *operands, vmap_method="broadcast_all")
     return {k: wire.receive(v).astype(getattr(data, k).dtype) for k, v in out.items()}
 

@@ -59,23 +59,24 @@ def planned_seeds(key: tuple[str, str]) -> int:
     return PLANET_SEEDS if tuple(key) in published.PLANET_TASKS else SEEDS
 
 
-def _at(summaries: Summaries, key: tuple[str, str], steps: int) -> tuple[float | None, bool]:
-    """The task's mean at `steps` (None if not measured), and whether it is final (all
-    its planned seeds are in)."""
+def _final(
+    summaries: Summaries, key: tuple[str, str], steps: int, figure: float, provisional: list
+) -> float | None:
+    """The task's mean at `steps` where it is final (all its planned seeds are in), else
+    None; a mean short of its seeds is added to `provisional`, with its side of `figure`."""
     summary = summaries.get(key)
     interval = None if summary is None else summary.at.get(steps)
     if interval is None:
-        return None, False
-    return interval.mean, len(summary.seeds) >= planned_seeds(key)
-
-
-def _provisional(key: tuple[str, str], summaries: Summaries, ours: float, figure: float) -> str:
-    seeds = len(summaries[key].seeds)
-    side = "above" if ours >= figure else "below"
-    return (
-        f"{_name(*key)}: {ours:.1f}, {side} {figure:.1f} so far "
-        f"(provisional: {seeds} of {planned_seeds(key)} seeds)"
+        return None
+    seeds, planned = len(summary.seeds), planned_seeds(key)
+    if seeds >= planned:
+        return interval.mean
+    side = "above" if interval.mean >= figure else "below"
+    provisional.append(
+        f"{_name(*key)}: {interval.mean:.1f}, {side} {figure:.1f} so far "
+        f"(provisional: {seeds} of {planned} seeds)"
     )
+    return None
 
 
 def _short(key: tuple[str, str], ours: float, figure: float, what: str) -> str:
@@ -94,11 +95,9 @@ def planet_500k(summaries: Summaries) -> Result:
     for key in published.PLANET_TASKS:
         curl = published.figure("curl", "sac", *key, 500_000)
         figure = curl.mean - curl.std
-        ours, final = _at(summaries, key, 500_000)
-        if ours is None or not final:
+        ours = _final(summaries, key, 500_000, figure, provisional)
+        if ours is None:
             pending += 1
-            if ours is not None:
-                provisional.append(_provisional(key, summaries, ours, figure))
         elif ours >= figure:
             reached += 1
         else:
@@ -125,11 +124,9 @@ def tdmpc2_sac_1m(summaries: Summaries) -> Result:
     misses, provisional, pending, reached, means = [], [], 0, 0, []
     theirs = [published.figure("tdmpc2_repo", "sac", *key, 1_000_000).mean for key in tasks]
     for key, figure in zip(tasks, theirs):
-        ours, final = _at(summaries, key, 1_000_000)
-        if ours is None or not final:
+        ours = _final(summaries, key, 1_000_000, figure, provisional)
+        if ours is None:
             pending += 1
-            if ours is not None:
-                provisional.append(_provisional(key, summaries, ours, figure))
             continue
         means.append(ours)
         if ours >= figure:
@@ -170,11 +167,9 @@ def d4pg_within_1m(summaries: Summaries) -> Result:
     misses, provisional, pending, reached = [], [], 0, 0
     for key in jaxcontrol.BENCHMARKING:
         figure = published.d4pg(*key).mean
-        ours, final = _at(summaries, key, 1_000_000)
-        if ours is None or not final:
+        ours = _final(summaries, key, 1_000_000, figure, provisional)
+        if ours is None:
             pending += 1
-            if ours is not None:
-                provisional.append(_provisional(key, summaries, ours, figure))
         elif ours >= figure:
             reached += 1
         else:
