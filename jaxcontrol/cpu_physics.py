@@ -43,6 +43,7 @@ import numpy as np
 from mujoco import batch as mujoco_batch
 from mujoco import mjx
 
+from jaxcontrol import ffi_step
 from jaxcontrol import physics as physics_lib
 from jaxcontrol.mjcf import common, compat, model_diff
 
@@ -135,7 +136,31 @@ class Engine:
         self._make_model = make_model
         self._copyable: mujoco.MjModel | None = None
         self._sims: _Simulations | None = None
+        self._steppers: dict[tuple[str, ...], ffi_step.Stepper | None] = {}
         self._lock = threading.Lock()  # a batch takes one call at a time (pmap may make two)
+
+    def stepper(self, fields: tuple[str, ...]) -> ffi_step.Stepper | None:
+        """The XLA FFI step for environments with their own `fields` (model field
+        names), or None where the step goes through the Python callback: the handler
+        is switched off or cannot be built here (`ffi_step.library`), or a field is
+        one a batch cannot expand (quadruped-escape's `hfield_data`)."""
+        if fields not in self._steppers:
+            lib = ffi_step.library()
+            usable = lib is not None and ffi_step.supports(fields)
+            self._steppers[fields] = (
+                ffi_step.Stepper(
+                    lib,
+                    self.model,
+                    self.n_sub_steps,
+                    self.substep_sensors,
+                    self.threads,
+                    fields,
+                    _OUTPUTS[len(_STATE_OUT) - 1 :],
+                )
+                if usable
+                else None
+            )
+        return self._steppers[fields]
 
     def step(
         self,
@@ -473,8 +498,27 @@ def step_in_reset(env, physics: physics_lib.Physics, qpos: jax.Array, n_steps: i
 def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_only: bool):
     engine = _engine(env)
     data = physics.data
-    dtype = data.qpos.dtype
     fields = dict(physics.model_fields)  # the task's, and any a wrapper added
+    stepper = None if forward_only else engine.stepper(tuple(sorted(fields)))
+    if stepper is None:
+        time, out = _callback(engine, data, fields, forward_only)
+    else:
+        shapes = [data.time] + [getattr(data, name) for name in _OUTPUTS]
+        results = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in shapes]
+        state = [data.time] + [getattr(data, name) for name in _INPUTS]
+        time, *out = stepper(state, [fields[name] for name in stepper.fields], results)
+        out = dict(zip(_OUTPUTS, out))
+    # State, sensors and poses are C's (poses after `mj_step1`, as dm_control reads them);
+    # the task's `sync` recomputes the rest it reads (centres of mass, velocities).
+    data = data.replace(time=time, **{k: out[k] for k in _OUTPUTS})
+    data = sync(dataclasses.replace(physics, data=data))
+    return data.replace(sensordata=out["sensordata"])
+
+
+def _callback(engine: Engine, data: mjx.Data, fields, forward_only: bool):
+    """The host call of a step or a reset's forward pass through `jax.pure_callback`:
+    (time, {name: array} of `_OUTPUTS`)."""
+    dtype = data.qpos.dtype
     inputs = {name: getattr(data, name) for name in _INPUTS}
     wire = _Wire(dtype)
     tails = {name: getattr(data, name).shape for name in _OUTPUTS}  # one environment's
@@ -497,12 +541,7 @@ def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_onl
 
     operands = jax.tree.map(wire.encode, (data.time, fields, inputs))
     results = jax.pure_callback(host, result_shape, *operands, vmap_method="broadcast_all")
-    time, out = jax.tree.map(wire.receive, results)
-    # State, sensors and poses are C's (poses after `mj_step1`, as dm_control reads them);
-    # the task's `sync` recomputes the rest it reads (centres of mass, velocities).
-    data = data.replace(time=time, **{k: out[k] for k in _OUTPUTS})
-    data = sync(dataclasses.replace(physics, data=data))
-    return data.replace(sensordata=out["sensordata"])
+    return jax.tree.map(wire.receive, results)
 
 
 class _Wire:

@@ -28,7 +28,7 @@ A cycle is a strongly connected set of two or more modules, or a module importin
 itself. `find_cycles` reports each such set; the test fails on any.
 
 The layers: modules of the physics and its models (`tasks/`, `mjcf/`, `collision/`,
-`physics*`, `cpu_physics`) and of rendering (`render/`) import none of the proof
+`physics*`, `cpu_physics`, `ffi_step`) and of rendering (`render/`) import none of the proof
 harness (`parity`, the `equivalence` alias), the dm_control bridge (`reference`),
 `agents` or `cli`; and the physics and models import no rendering or wrappers either
 (a task's dm_control environment that needs OpenGL is the bridge's business:
@@ -51,6 +51,7 @@ LOWER_LAYERS = (
     "jaxcontrol.collision",
     "jaxcontrol.physics",
     "jaxcontrol.cpu_physics",
+    "jaxcontrol.ffi_step",
     "jaxcontrol.render",
 )
 UPPER_LAYERS = (
