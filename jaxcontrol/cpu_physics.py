@@ -136,18 +136,20 @@ class Engine:
         self._make_model = make_model
         self._copyable: mujoco.MjModel | None = None
         self._sims: _Simulations | None = None
-        self._steppers: dict[tuple[str, ...], ffi_step.Stepper | None] = {}
+        self._steppers: dict[tuple, ffi_step.Stepper | None] = {}
         self._lock = threading.Lock()  # a batch takes one call at a time (pmap may make two)
 
-    def stepper(self, fields: tuple[str, ...]) -> ffi_step.Stepper | None:
+    def stepper(self, fields: tuple[str, ...], outputs: tuple[str, ...]) -> ffi_step.Stepper | None:
         """The XLA FFI step for environments with their own `fields` (model field
-        names), or None where the step goes through the Python callback: the handler
-        is switched off or cannot be built here (`ffi_step.library`), or a field is
-        one a batch cannot expand (quadruped-escape's `hfield_data`)."""
-        if fields not in self._steppers:
+        names), returning `outputs` (MjData fields) after the state; None where the
+        step goes through the Python callback: the handler is switched off or cannot
+        be built here (`ffi_step.library`), or a field is one a batch cannot expand
+        (quadruped-escape's `hfield_data`)."""
+        key = (fields, outputs)
+        if key not in self._steppers:
             lib = ffi_step.library()
             usable = lib is not None and ffi_step.supports(fields)
-            self._steppers[fields] = (
+            self._steppers[key] = (
                 ffi_step.Stepper(
                     lib,
                     self.model,
@@ -155,12 +157,12 @@ class Engine:
                     self.substep_sensors,
                     self.threads,
                     fields,
-                    _OUTPUTS[len(_STATE_OUT) - 1 :],
+                    outputs,
                 )
                 if usable
                 else None
             )
-        return self._steppers[fields]
+        return self._steppers[key]
 
     def step(
         self,
@@ -499,20 +501,80 @@ def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_onl
     engine = _engine(env)
     data = physics.data
     fields = dict(physics.model_fields)  # the task's, and any a wrapper added
-    stepper = None if forward_only else engine.stepper(tuple(sorted(fields)))
+    stepper, from_c = None, None
+    if not forward_only:
+        # The FFI step returns, besides state, sensors and poses, what the task's sync
+        # writes where C's `mj_step1` computes it too: then no sync runs in JAX.
+        written = _written_by(sync, physics)
+        if written is not None and {_leaf(path) for path in written} <= _SYNCED_FROM_C:
+            from_c = tuple(path for path in written if path != "sensordata")
+        outputs = (*_OUTPUTS[len(_STATE_OUT) - 1 :], *map(_leaf, from_c or ()))
+        stepper = engine.stepper(tuple(sorted(fields)), outputs)
     if stepper is None:
         time, out = _callback(engine, data, fields, forward_only)
     else:
-        shapes = [data.time] + [getattr(data, name) for name in _OUTPUTS]
+        shapes = [data.time, *(getattr(data, name) for name in _OUTPUTS)]
+        shapes += [_at(data, path) for path in from_c or ()]
         results = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in shapes]
         state = [data.time] + [getattr(data, name) for name in _INPUTS]
         time, *out = stepper(state, [fields[name] for name in stepper.fields], results)
-        out = dict(zip(_OUTPUTS, out))
+        out, rest = dict(zip(_OUTPUTS, out)), out[len(_OUTPUTS) :]
+        if from_c is not None:
+            return data.replace(time=time, **out).tree_replace(dict(zip(from_c, rest)))
     # State, sensors and poses are C's (poses after `mj_step1`, as dm_control reads them);
     # the task's `sync` recomputes the rest it reads (centres of mass, velocities).
-    data = data.replace(time=time, **{k: out[k] for k in _OUTPUTS})
+    data = data.replace(time=time, **out)
     data = sync(dataclasses.replace(physics, data=data))
     return data.replace(sensordata=out["sensordata"])
+
+
+# What tasks' syncs compute, as C's `mj_step1` leaves it: dense fields whose MJX layout
+# is C's. A step on the FFI path takes them from C instead of running the sync in JAX.
+_SYNCED_FROM_C = frozenset(
+    {
+        "sensordata",
+        "subtree_com",
+        "cinert",
+        "cdof",
+        "cvel",
+        "cdof_dot",
+        "subtree_linvel",
+        "subtree_angmom",
+    }
+)
+
+
+def _written_by(sync: Callable, physics: physics_lib.Physics) -> tuple[str, ...] | None:
+    """The fields of `physics.data` that `sync` writes, as `tree_replace` paths
+    ("cvel", "_impl.cinert"), found by tracing it abstractly; None where its result
+    is no longer `data`'s structure."""
+    written = []
+
+    def probe(data):
+        synced = sync(dataclasses.replace(physics, data=data))
+        before, tree = jax.tree_util.tree_flatten_with_path(data)
+        after, synced_tree = jax.tree_util.tree_flatten_with_path(synced)
+        if tree != synced_tree:
+            written.append(None)
+            return synced
+        for (path, old), (_, new) in zip(before, after):
+            if old is not new:
+                written.append(".".join(str(getattr(key, "name", key)) for key in path))
+        return synced
+
+    jax.eval_shape(probe, physics.data)
+    return None if None in written else tuple(written)
+
+
+def _at(data: mjx.Data, path: str):
+    for name in path.split("."):
+        data = getattr(data, name)
+    return data
+
+
+def _leaf(path: str) -> str:
+    """The MjData field a `tree_replace` path names ("_impl.cinert": "cinert")."""
+    return path.split(".")[-1]
 
 
 def _callback(engine: Engine, data: mjx.Data, fields, forward_only: bool):
