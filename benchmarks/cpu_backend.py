@@ -4,7 +4,10 @@ For each task, batch size and thread count, in one process:
 
 * **ours, mujoco**: `jax.jit` of a `lax.scan` over `jax.vmap(env.step)` with
   uniform random actions drawn inside the scan, the physics on C MuJoCo's
-  worker threads (`JAXCONTROL_MUJOCO_THREADS`);
+  worker threads (`JAXCONTROL_MUJOCO_THREADS`), called through the XLA FFI
+  handler (`jaxcontrol.ffi_step`);
+* **callback**: the same through `jax.pure_callback`, the path taken where the
+  handler cannot be built (`JAXCONTROL_MUJOCO_FFI=0`);
 * **ours, mjx**: the same loop on the MJX backend (XLA's own CPU threads);
 * **raw C**: `mujoco.rollout` of the same number of physics steps from the
   same reset states as ours (its own thread pool, `nthread` threads), open loop: the upper
@@ -45,7 +48,7 @@ import numpy as np
 from mujoco import rollout
 
 import jaxcontrol
-from jaxcontrol import cpu_physics, reference
+from jaxcontrol import cpu_physics, ffi_step, reference
 
 try:  # run as a script: benchmarks/ is on sys.path
     from envpool_speed import best as _best
@@ -80,6 +83,17 @@ def _ours(task, backend: str, batch: int, steps: int, seconds: float, repeats: i
         * steps
         / _best(lambda: run(states, next(keys)).step.block_until_ready(), seconds, repeats)
     )
+
+
+def through_callback(*args, **kwargs) -> float:
+    """`ours` with the FFI handler switched off (`JAXCONTROL_MUJOCO_FFI=0`)."""
+    os.environ["JAXCONTROL_MUJOCO_FFI"] = "0"
+    ffi_step.library.cache_clear()
+    try:
+        return ours(*args, **kwargs)
+    finally:
+        del os.environ["JAXCONTROL_MUJOCO_FFI"]
+        ffi_step.library.cache_clear()
 
 
 def raw_c(task, batch: int, steps: int, threads: int, seconds: float, repeats: int) -> float:
@@ -151,6 +165,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-dm-control", action="store_true", help="skip the dm_control column")
+    parser.add_argument("--no-mjx", action="store_true", help="skip the MJX column")
     parser.add_argument(
         "--envpool-python", help="an interpreter with EnvPool installed (else no EnvPool column)"
     )
@@ -162,22 +177,29 @@ def main():
         f"default device {jax.devices()[0].device_kind}"
     )
     print(
-        "| task | batch | threads | ours, mujoco | raw C (rollout) | ours / raw C | EnvPool "
-        "| ours / EnvPool | ours, mjx | mujoco / mjx | dm_control (1 env) |"
+        "| task | batch | threads | ours, mujoco | callback | FFI / callback | raw C (rollout) "
+        "| ours / raw C | EnvPool | ours / EnvPool | ours, mjx | mujoco / mjx | dm_control (1 env) |"
         + (" ours, mujoco on the host | accelerator / host |" if accelerator else "")
     )
     print(
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         + ("---:|---:|" if accelerator else "")
     )
     for name in args.tasks:
         task = tuple(name.split("-", 1))
         single = float("nan") if args.no_dm_control else dm_control(task, args.seconds)
         for batch in args.batch_sizes:
-            mjx_speed = ours(task, "mjx", batch, args.steps, args.seconds, args.repeats)
+            mjx_speed = (
+                float("nan")
+                if args.no_mjx
+                else ours(task, "mjx", batch, args.steps, args.seconds, args.repeats)
+            )
             for threads in args.threads:
                 os.environ["JAXCONTROL_MUJOCO_THREADS"] = str(threads)
                 c_speed = ours(task, "mujoco", batch, args.steps, args.seconds, args.repeats)
+                callback = through_callback(
+                    task, "mujoco", batch, args.steps, args.seconds, args.repeats
+                )
                 raw = raw_c(task, batch, args.steps, threads, args.seconds, args.repeats)
                 pool = envpool(
                     args.envpool_python,
@@ -189,9 +211,10 @@ def main():
                     args.repeats,
                 )
                 line = (
-                    f"| {name} | {batch} | {threads} | {c_speed:,.0f} | {raw:,.0f} | "
+                    f"| {name} | {batch} | {threads} | {c_speed:,.0f} | {callback:,.0f} | "
+                    f"{c_speed / callback:.2f} | {raw:,.0f} | "
                     f"{c_speed / raw:.2f} | {_figure(pool)} | {_figure(c_speed / pool, '.2f')} | "
-                    f"{mjx_speed:,.0f} | {c_speed / mjx_speed:.1f}x | "
+                    f"{_figure(mjx_speed)} | {_figure(c_speed / mjx_speed, '.1f')}x | "
                     f"{_figure(single)} |"
                 )
                 if accelerator:
