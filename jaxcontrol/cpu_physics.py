@@ -69,7 +69,9 @@ _INPUTS = _STATE[1:]
 # What `mj_kinematics` computes: C's values come back with the state, so the JAX side
 # compiles no kinematics of its own (dog's cost 19 s).
 _KINEMATICS = physics_lib.KINEMATICS
-_OUTPUTS = (*_STATE_OUT[1:], "sensordata", *_KINEMATICS)
+# What a call returns besides the state: sensors and poses.
+_DERIVED = ("sensordata", *_KINEMATICS)
+_OUTPUTS = (*_STATE_OUT[1:], *_DERIVED)
 _NO_SENSORS = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
 _INVALID = [
     int(mujoco.mjtWarning.mjWARN_BADQPOS),
@@ -248,7 +250,7 @@ class _Simulations:
         self.substep_sensors = engine.substep_sensors
         self.batch = mujoco_batch.Batch(engine.model, size, engine.threads)
         self.state = {name: self.batch.bind(name) for name in _STATE}
-        self.derived = {name: self.batch.bind(name) for name in ("sensordata", *_KINEMATICS)}
+        self.derived = {name: self.batch.bind(name) for name in _DERIVED}
         self.ncon = self.batch.bind("ncon")
         self.flags = int(engine.model.opt.disableflags)
         self._integrator = engine.model.opt.integrator
@@ -508,7 +510,7 @@ def _host_physics(env, physics: physics_lib.Physics, sync: Callable, forward_onl
         written = _written_by(sync, physics)
         if written is not None and {_leaf(path) for path in written} <= _SYNCED_FROM_C:
             from_c = tuple(path for path in written if path != "sensordata")
-        outputs = (*_OUTPUTS[len(_STATE_OUT) - 1 :], *map(_leaf, from_c or ()))
+        outputs = (*_DERIVED, *map(_leaf, from_c or ()))
         stepper = engine.stepper(tuple(sorted(fields)), outputs)
     if stepper is None:
         time, out = _callback(engine, data, fields, forward_only)
