@@ -6,6 +6,8 @@ For each task, batch size and thread count, in one process:
   uniform random actions drawn inside the scan, the physics on C MuJoCo's
   worker threads (`JAXCONTROL_MUJOCO_THREADS`), called through the XLA FFI
   handler (`jaxcontrol.ffi_step`);
+* **mj_step1 end**: the handler ending each step with mj_step1 whole instead of its
+  lean end stage (`ffi_step.Stepper`'s `lean=False`);
 * **callback**: the same through `jax.pure_callback`, the path taken where the
   handler cannot be built (`JAXCONTROL_MUJOCO_FFI=0`);
 * **ours, mjx**: the same loop on the MJX backend (XLA's own CPU threads);
@@ -38,6 +40,7 @@ import argparse
 import os
 import subprocess
 import time
+from unittest import mock
 
 os.environ.setdefault("MUJOCO_GL", "disable")
 
@@ -83,6 +86,12 @@ def _ours(task, backend: str, batch: int, steps: int, seconds: float, repeats: i
         * steps
         / _best(lambda: run(states, next(keys)).step.block_until_ready(), seconds, repeats)
     )
+
+
+def with_mj_step1_end(*args, **kwargs) -> float:
+    """`ours` with the handler ending each step with mj_step1 whole (no lean stage)."""
+    with mock.patch.object(ffi_step.Stepper.__init__, "__defaults__", (False,)):
+        return ours(*args, **kwargs)
 
 
 def through_callback(*args, **kwargs) -> float:
@@ -177,12 +186,13 @@ def main():
         f"default device {jax.devices()[0].device_kind}"
     )
     print(
-        "| task | batch | threads | ours, mujoco | callback | FFI / callback | raw C (rollout) "
+        "| task | batch | threads | ours, mujoco | mj_step1 end | lean / mj_step1 | callback "
+        "| FFI / callback | raw C (rollout) "
         "| ours / raw C | EnvPool | ours / EnvPool | ours, mjx | mujoco / mjx | dm_control (1 env) |"
         + (" ours, mujoco on the host | accelerator / host |" if accelerator else "")
     )
     print(
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         + ("---:|---:|" if accelerator else "")
     )
     for name in args.tasks:
@@ -197,6 +207,9 @@ def main():
             for threads in args.threads:
                 os.environ["JAXCONTROL_MUJOCO_THREADS"] = str(threads)
                 c_speed = ours(task, "mujoco", batch, args.steps, args.seconds, args.repeats)
+                full = with_mj_step1_end(
+                    task, "mujoco", batch, args.steps, args.seconds, args.repeats
+                )
                 callback = through_callback(
                     task, "mujoco", batch, args.steps, args.seconds, args.repeats
                 )
@@ -211,7 +224,8 @@ def main():
                     args.repeats,
                 )
                 line = (
-                    f"| {name} | {batch} | {threads} | {c_speed:,.0f} | {callback:,.0f} | "
+                    f"| {name} | {batch} | {threads} | {c_speed:,.0f} | {full:,.0f} | "
+                    f"{c_speed / full:.2f} | {callback:,.0f} | "
                     f"{c_speed / callback:.2f} | {raw:,.0f} | "
                     f"{c_speed / raw:.2f} | {_figure(pool)} | {_figure(c_speed / pool, '.2f')} | "
                     f"{_figure(mjx_speed)} | {_figure(c_speed / mjx_speed, '.1f')}x | "

@@ -2,15 +2,23 @@
 //
 // One Engine per (Env, set of per-environment model fields) owns an mjBatch (MuJoCo's
 // batched simulation, the C API under mujoco.batch). A call writes every environment's
-// state row and model fields, steps as dm_control's Physics.step does (n_sub_steps
-// mj_steps, sensors only on the last, then the stages of mj_step1) and copies the new
-// state, sensors and poses into XLA's result buffers: the same MuJoCo calls, in the same
-// order, as jaxcontrol.cpu_physics's callback, so the same bits.
+// state row and model fields, then runs one function per simulation on the batch's
+// threads (mjb_apply): dm_control's Physics.step (n_sub_steps mj_steps, sensors only on
+// the last, then mj_step1's stages at the new state) and a copy of the outputs. The new
+// state, sensors and poses go into XLA's result buffers: the same bits as
+// jaxcontrol.cpu_physics's callback.
+//
+// The lean end stage. mj_step1's collision, constraints, inertia and bias forces feed
+// only the next step's dynamics, and the next call recomputes them from the state JAX
+// passes back. So where every output and every position- or velocity-stage sensor is
+// computed by the functions in LeanStage, the end stage runs only those (in mj_step1's
+// order, so the outputs are its bits); elsewhere it runs mj_step1 whole.
 //
 // Built on first use by jaxcontrol/ffi_step.py against the installed mujoco wheel's
 // headers and library and jaxlib's FFI headers.
 
 #include <mujoco/mjbatch.h>
+#include <mujoco/mjxmacro.h>
 #include <mujoco/mujoco.h>
 
 #include <cmath>
@@ -43,15 +51,95 @@ struct Field {       // a model field with a value per environment
 
 struct Output {      // an mjData field copied out after each call
   std::string name;
-  const mjtNum* storage = nullptr;
+  mjtNum* (*get)(mjData*) = nullptr;
+  std::vector<mjtNum> storage;  // (nsim, size)
   int size = 0;
 };
+
+// The mjtNum array of mjData named `name`, and its size for model m; false if none.
+bool FindDataField(const mjModel* m, const std::string& name, mjtNum* (**get)(mjData*),
+                   int* size) {
+#define X(type, field, nr, nc)                                                   \
+  if (name == #field && sizeof(type) == sizeof(mjtNum)) {                       \
+    *get = [](mjData* d) { return reinterpret_cast<mjtNum*>(d->field); };        \
+    *size = static_cast<int>(m->nr * (nc));                                     \
+    return true;                                                                 \
+  }
+  MJDATA_POINTERS
+#undef X
+  return false;
+}
+
+// The outputs the lean end stage computes (mj_kinematics, mj_comPos, mj_comVel, sensors).
+bool LeanOutput(const std::string& name) {
+  for (const char* lean : {"sensordata", "xanchor", "xaxis", "xpos", "xquat", "xmat", "xipos",
+                           "ximat", "geom_xpos", "geom_xmat", "site_xpos", "site_xmat",
+                           "subtree_com", "cinert", "cdof", "cvel", "cdof_dot", "cam_xpos",
+                           "cam_xmat", "ten_length", "actuator_length", "subtree_linvel",
+                           "subtree_angmom"})
+    if (name == lean) return true;
+  return false;
+}
+
+// Position- and velocity-stage sensors whose inputs the lean end stage computes; others
+// (joint and tendon limits read constraint rows, tendon and actuator velocities come from
+// mj_fwdVelocity, user and plugin sensors are unknown) need mj_step1 whole.
+bool LeanSensor(int type) {
+  switch (type) {
+    case mjSENS_MAGNETOMETER: case mjSENS_RANGEFINDER: case mjSENS_JOINTPOS:
+    case mjSENS_TENDONPOS: case mjSENS_ACTUATORPOS: case mjSENS_BALLQUAT:
+    case mjSENS_FRAMEPOS: case mjSENS_FRAMEQUAT: case mjSENS_FRAMEXAXIS:
+    case mjSENS_FRAMEYAXIS: case mjSENS_FRAMEZAXIS: case mjSENS_SUBTREECOM:
+    case mjSENS_CLOCK: case mjSENS_VELOCIMETER: case mjSENS_GYRO: case mjSENS_JOINTVEL:
+    case mjSENS_BALLANGVEL: case mjSENS_FRAMELINVEL: case mjSENS_FRAMEANGVEL:
+    case mjSENS_SUBTREELINVEL: case mjSENS_SUBTREEANGMOM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether the lean end stage gives m's `outputs` as mj_step1 would (file comment).
+bool LeanApplies(const mjModel* m, const std::vector<std::string>& outputs) {
+  for (const std::string& name : outputs)
+    if (!LeanOutput(name)) return false;
+  for (int i = 0; i < m->nsensor; i++) {
+    const int type = m->sensor_type[i];
+    if (type == mjSENS_USER || type == mjSENS_PLUGIN) return false;
+    if (m->sensor_needstage[i] != mjSTAGE_ACC && !LeanSensor(type)) return false;
+  }
+  for (int i = 0; i < m->nu; i++)
+    if (m->actuator_trntype[i] == mjTRN_BODY) return false;  // adhesion reads contacts
+  return m->nflex == 0 && m->nplugin == 0;
+}
+
+// mj_step1 without what only the next step's dynamics read: the functions of its
+// position and velocity stages that compute poses, centres of mass, tendon and
+// actuator lengths and the sensors, in its order. The lazy-evaluation flags are
+// cleared as its stages clear them, so that sensors recompute subtree velocities.
+void LeanStage(const mjModel* m, mjData* d) {
+  mj_checkPos(m, d);
+  mj_checkVel(m, d);
+  d->flg_energypos = 0;
+  d->flg_rnepost = 0;
+  mj_kinematics(m, d);
+  mj_comPos(m, d);
+  mj_camlight(m, d);
+  mj_tendon(m, d);
+  mj_transmission(m, d);
+  mj_sensorPos(m, d);
+  d->flg_subtreevel = 0;
+  d->flg_energyvel = 0;
+  mj_comVel(m, d);
+  mj_sensorVel(m, d);
+}
 
 struct Engine {
   const mjModel* model;  // the caller's, kept alive by it
   int n_sub_steps, substep_sensors, nthread, flags;
   std::vector<Field> fields;
   std::vector<Output> outputs;
+  bool lean = false;     // the end stage is LeanStage, not mj_step1
   mjBatch* batch = nullptr;
   int nsim = 0, nstate = 0;
   mjtNum* state[kNumState] = {};
@@ -87,12 +175,34 @@ struct Engine {
       if (!f.storage) return "model field " + f.name + " cannot be expanded";
     }
     for (Output& o : outputs) {
-      o.storage = static_cast<const mjtNum*>(mjb_output(batch, o.name.c_str(), &o.size, &elemsize));
-      if (!o.storage || elemsize != sizeof(mjtNum)) return "data field " + o.name + " is not an mjtNum output";
+      if (!FindDataField(model, o.name, &o.get, &o.size))
+        return "data field " + o.name + " is not an mjtNum array of mjData";
+      o.storage.assign((size_t)n * o.size, 0);
     }
     return "";
   }
 };
+
+// One control step of simulation `sim`, run by mjb_apply on a batch thread: m is that
+// thread's model (opt.disableflags is expanded, so it is not the batch's shared copy).
+void StepOne(const mjModel* model, mjData* d, int sim, void* arg) {
+  Engine* e = static_cast<Engine*>(arg);
+  if (model == mjb_model(e->batch)) mju_error("jaxcontrol: expected a per-thread model");
+  mjModel* m = const_cast<mjModel*>(model);
+  const int flags = m->opt.disableflags;
+  // Sensors feed nothing back: the substeps before the last skip them.
+  const int last = e->substep_sensors ? e->n_sub_steps : 1;
+  m->opt.disableflags = flags | mjDSBL_SENSOR;
+  for (int k = last; k < e->n_sub_steps; k++) mj_step(m, d);
+  m->opt.disableflags = flags;
+  for (int k = 0; k < last; k++) mj_step(m, d);
+  if (e->lean)
+    LeanStage(m, d);
+  else
+    mj_step1(m, d);
+  for (Output& o : e->outputs)
+    std::memcpy(o.storage.data() + (size_t)sim * o.size, o.get(d), sizeof(mjtNum) * o.size);
+}
 
 template <typename T>
 void ReadRows(const T* src, int n, int width, mjtNum* rows, int stride) {
@@ -213,15 +323,8 @@ ffi::Error Step(int64_t handle, ffi::RemainingArgs args, ffi::RemainingRets rets
   mjWarningStat* warning = mjb_warning(e->batch);
   std::memset(warning, 0, sizeof(mjWarningStat) * mjNWARNING * (size_t)n);
 
-  // n_sub_steps mj_steps, the sensors on the last only (they feed nothing back), then
-  // the position and velocity stages at the new state, as mj_step1 computes them.
-  const int last = e->substep_sensors ? e->n_sub_steps : 1;
-  if (last < e->n_sub_steps) {
-    for (int i = 0; i < n; i++) e->disableflags[i] = e->flags | mjDSBL_SENSOR;
-    if (mjb_step(e->batch, id_ptr, n, e->n_sub_steps - last, mjSTAGE_NONE)) return Failed(e, n);
-  }
   for (int i = 0; i < n; i++) e->disableflags[i] = e->flags;
-  if (mjb_step(e->batch, id_ptr, n, last, mjSTAGE_VEL)) return Failed(e, n);
+  if (mjb_apply(e->batch, id_ptr, n, StepOne, e, 1)) return Failed(e, n);
 
   // MuJoCo's bad qpos/qvel/qacc warnings: C reset that simulation (dm_control raises).
   std::vector<char> invalid(n);
@@ -242,7 +345,8 @@ ffi::Error Step(int64_t handle, ffi::RemainingArgs args, ffi::RemainingRets rets
     auto out = rets.get<ffi::AnyBuffer>(kNumStateOut + k);
     if (out.has_error()) return out.error();
     const bool nan_invalid = o.name == "sensordata";
-    if (ffi::Error err = Write(o.storage, n, o.size, o.size, invalid, nan_invalid, *out, o.name);
+    if (ffi::Error err =
+            Write(o.storage.data(), n, o.size, o.size, invalid, nan_invalid, *out, o.name);
         err.failure())
       return err;
   }
@@ -269,11 +373,11 @@ extern "C" {
 
 // A new engine for `model` (kept alive by the caller). `fields`: comma-separated
 // "name:type" of the per-environment model fields (type d, f, i or B), in operand order;
-// `outputs`: comma-separated mjData fields, in result order. NULL on failure, with the
-// reason in `error`.
+// `outputs`: comma-separated mjData fields, in result order; `lean`: end with LeanStage
+// where it applies. NULL on failure, with the reason in `error`.
 void* jaxcontrol_engine_new(const mjModel* model, int n_sub_steps, int substep_sensors,
-                            int nthread, const char* fields, const char* outputs, char* error,
-                            int error_size) {
+                            int nthread, const char* fields, const char* outputs, int lean,
+                            char* error, int error_size) {
   Engine* e = new Engine();
   e->model = model;
   e->n_sub_steps = n_sub_steps;
@@ -287,7 +391,9 @@ void* jaxcontrol_engine_new(const mjModel* model, int n_sub_steps, int substep_s
     f.type = colon == std::string::npos ? 'd' : item[colon + 1];
     e->fields.push_back(f);
   }
-  for (const std::string& name : Split(outputs)) e->outputs.push_back(Output{name});
+  const std::vector<std::string> names = Split(outputs);
+  for (const std::string& name : names) e->outputs.push_back(Output{name});
+  e->lean = lean && LeanApplies(model, names);
   std::string reserved = e->Reserve(1);  // checks every name now
   if (!reserved.empty()) {
     std::snprintf(error, error_size, "%s", reserved.c_str());
@@ -298,5 +404,8 @@ void* jaxcontrol_engine_new(const mjModel* model, int n_sub_steps, int substep_s
 }
 
 void jaxcontrol_engine_free(void* engine) { delete static_cast<Engine*>(engine); }
+
+// Whether the engine ends its step with the lean stage.
+int jaxcontrol_engine_lean(void* engine) { return static_cast<Engine*>(engine)->lean; }
 
 }  // extern "C"

@@ -139,10 +139,12 @@ def _load(path: str) -> ctypes.CDLL:
         ctypes.c_int,
         ctypes.c_char_p,
         ctypes.c_char_p,
+        ctypes.c_int,
         ctypes.c_char_p,
         ctypes.c_int,
     ]
     lib.jaxcontrol_engine_free.argtypes = [ctypes.c_void_p]
+    lib.jaxcontrol_engine_lean.argtypes = [ctypes.c_void_p]
     jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.jaxcontrol_mujoco_step), "cpu")
     return lib
 
@@ -150,9 +152,18 @@ def _load(path: str) -> ctypes.CDLL:
 class Stepper:
     """A handler engine: an mjBatch of `model` stepping `n_sub_steps` per control step,
     with `fields` (model field names) per environment and `outputs` (mjData fields)
-    copied out. `model` must outlive it (the C engine reads it to grow its batch)."""
+    copied out. `model` must outlive it (the C engine reads it to grow its batch).
 
-    def __init__(self, lib, model, n_sub_steps, substep_sensors, threads, fields, outputs):
+    `lean`: end the step with the lean stage where the model and outputs allow it
+    (`self.lean` says whether they do): mj_step1's functions that compute the outputs,
+    without the collision, constraints, inertia and bias forces that only the next
+    step's dynamics read, and the next call recomputes (ffi_step.cc). The outputs are
+    mj_step1's bits either way.
+    """
+
+    def __init__(
+        self, lib, model, n_sub_steps, substep_sensors, threads, fields, outputs, lean=True
+    ):
         self.fields, self.outputs = tuple(fields), tuple(outputs)
         types = ",".join(f"{name}:{_TYPE_CODES[getattr(model, name).dtype]}" for name in fields)
         error = ctypes.create_string_buffer(1000)
@@ -163,12 +174,14 @@ class Stepper:
             threads,
             types.encode(),
             ",".join(outputs).encode(),
+            int(lean),
             error,
             len(error),
         )
         if not handle:
             raise ValueError(f"the C backend's FFI step cannot run this model: {error.value}")
         self.handle = handle
+        self.lean = bool(lib.jaxcontrol_engine_lean(handle))
         self._model = model
         weakref.finalize(self, lib.jaxcontrol_engine_free, handle)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import mujoco
 import numpy as np
 import pytest
 
@@ -130,3 +131,80 @@ def test_switched_off_by_the_environment(monkeypatch):
         assert ffi_step.library() is None
     finally:
         ffi_step.library.cache_clear()
+
+
+# Every output the handler can return: the step's sensors and poses, and what syncs read.
+_ALL_OUTPUTS = (*cpu_physics._DERIVED, *(cpu_physics._leaf(path) for path in SYNCED), "cinert")
+
+
+def _stepper(env, lean: bool, outputs=_ALL_OUTPUTS) -> ffi_step.Stepper:
+    engine = cpu_physics._engine(env)
+    lib = ffi_step.library()
+    return ffi_step.Stepper(
+        lib, engine.model, engine.n_sub_steps, False, 1, (), tuple(dict.fromkeys(outputs)), lean
+    )
+
+
+def _random_state(model, n: int, steps: int, seed: int) -> list[np.ndarray]:
+    """Rows of the eight operands after `steps` random C MuJoCo steps from `n` perturbed
+    default states."""
+    rng = np.random.default_rng(seed)
+    data = mujoco.MjData(model)
+    rows = []
+    for _ in range(n):
+        mujoco.mj_resetData(model, data)
+        data.qpos[:] += rng.normal(0, 0.05, model.nq)
+        mujoco.mj_normalizeQuat(model, data.qpos)
+        for _ in range(steps):
+            data.ctrl[:] = rng.uniform(-1, 1, model.nu)
+            mujoco.mj_step(model, data)
+        rows.append([np.array(getattr(data, name)).ravel() for name in cpu_physics._STATE])
+    return [np.stack(column) for column in zip(*rows)]
+
+
+def _step(stepper, rows, n):
+    blank = mujoco.MjData(stepper._model)
+    shapes = [jax.ShapeDtypeStruct(r.shape, r.dtype) for r in rows[:5]]
+    shapes += [
+        jax.ShapeDtypeStruct((n, getattr(blank, name).size), rows[0].dtype)
+        for name in stepper.outputs
+    ]
+    return [np.asarray(x) for x in stepper(rows, [], shapes)]
+
+
+@pytest.mark.parametrize(
+    "lean_task",
+    [
+        ("cheetah", "run"),  # one substep: the end stage is half the step
+        ("hopper", "hop"),  # a subtree-velocity sensor beside touch sensors
+        ("manipulator", "bring_ball"),  # tendon transmissions, many contacts
+        ("humanoid", "walk"),  # velocimeters, gyros, subtree momenta, accelerometers
+        ("acrobot", "swingup"),  # energy enabled
+    ],
+    ids="-".join,
+)
+def test_the_lean_end_stage_gives_mj_step1s_outputs(lean_task):
+    """The end stage without collision, constraints, inertia and bias forces returns
+    mj_step1's state, sensors, poses and synced fields bit for bit, call after call."""
+    with reference.precision(True):
+        env = jaxcontrol.load(*lean_task, backend="mujoco")
+        lean, full = _stepper(env, True), _stepper(env, False)
+        assert lean.lean and not full.lean
+        n = 6
+        rows = _random_state(lean._model, n, steps=50, seed=3)
+        rng = np.random.default_rng(0)
+        lean_rows = full_rows = rows
+        for _ in range(5):
+            ctrl = rng.uniform(-1, 1, rows[5].shape)
+            lean_out = _step(lean, [*lean_rows[:5], ctrl, *lean_rows[6:]], n)
+            full_out = _step(full, [*full_rows[:5], ctrl, *full_rows[6:]], n)
+            for name, a, b in zip(("state",) * 5 + lean.outputs, lean_out, full_out):
+                np.testing.assert_array_equal(a, b, name)
+            lean_rows = [*lean_out[:5], *rows[5:]]
+            full_rows = [*full_out[:5], *rows[5:]]
+
+
+def test_outputs_the_lean_stage_does_not_compute_take_mj_step1():
+    env = jaxcontrol.load("cheetah", "run", backend="mujoco")
+    assert not _stepper(env, True, (*cpu_physics._DERIVED, "qfrc_bias")).lean
+    assert not _stepper(env, True, (*cpu_physics._DERIVED, "qfrc_constraint")).lean
