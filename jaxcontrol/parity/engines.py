@@ -150,19 +150,50 @@ def raw_mjx_step_from(
 
         return each
 
-    for indices in groups.values():
-        first = transitions[indices[0]].start
+    size = raw_batch_size(blank, dtype, max(map(len, groups.values())))
+    for group in groups.values():
+        first = transitions[group[0]].start
         for name in static:
             getattr(mj_model, name)[:] = first.model_fields[name]
-        starts = _stack([transitions[i].start for i in indices])
-        actions = _stack([transitions[i].action for i in indices])
-        q, v, *obs = stepper(compat.put_model(mj_model))(starts, actions)
-        qpos[indices], qvel[indices] = np.asarray(q), np.asarray(v)
-        for gathered, group in zip((observations, start_observations), obs):
-            for key, value in group.items():
-                gathered.setdefault(key, np.zeros((len(transitions), *value.shape[1:])))
-                gathered[key][indices] = np.asarray(value)
+        step = stepper(compat.put_model(mj_model))
+        for chunk in range(0, len(group), size):
+            indices = group[chunk : chunk + size]
+            # The last chunk padded to the others' size: one compiled program.
+            padded = indices + indices[:1] * (min(size, len(group)) - len(indices))
+            starts = _stack([transitions[i].start for i in padded])
+            actions = _stack([transitions[i].action for i in padded])
+            kept = len(indices)
+            q, v, *obs = jax.tree.map(lambda x, k=kept: x[:k], step(starts, actions))
+            _gather(
+                indices, q, v, obs, qpos, qvel, observations, start_observations, len(transitions)
+            )
     return qpos, qvel, observations, start_observations
+
+
+# The most MJX data one vmapped call of `raw_mjx_step_from` steps at once; past it the
+# states run in chunks. 200 of dog's float64 states (12 MB each) as one batch took
+# more than 10 GB and were killed for memory on the 23 GB box.
+RAW_BATCH_BYTES = 2**30
+
+
+def raw_batch_size(blank: mjx.Data, dtype, n: int) -> int:
+    """How many states `raw_mjx_step_from` vmaps at once: all `n` where their data
+    fits in `RAW_BATCH_BYTES`, else as many as do (at least one)."""
+    itemsize = jnp.dtype(dtype).itemsize
+    per_state = sum(
+        x.size * (itemsize if jnp.issubdtype(x.dtype, jnp.floating) else x.dtype.itemsize)
+        for x in jax.tree.leaves(blank)
+    )
+    return max(1, min(n, RAW_BATCH_BYTES // per_state))
+
+
+def _gather(indices, q, v, obs, qpos, qvel, observations, start_observations, n):
+    """One chunk's results into the arrays of all `n` states."""
+    qpos[indices], qvel[indices] = np.asarray(q), np.asarray(v)
+    for gathered, group in zip((observations, start_observations), obs):
+        for key, value in group.items():
+            gathered.setdefault(key, np.zeros((n, *value.shape[1:])))
+            gathered[key][indices] = np.asarray(value)
 
 
 class CpuPath:

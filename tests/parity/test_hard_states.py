@@ -5,12 +5,15 @@ pendulum's one step from 16 states of the mix in float32 (a few seconds of compi
 Full tier (`-m full`): every task's 200 states in both precisions, written to its record.
 """
 
+import jax.numpy as jnp
+import mujoco
 import numpy as np
 import pytest
 
 import jaxcontrol
 from jaxcontrol import parity, reference
-from jaxcontrol.parity import hard_states, per_state
+from jaxcontrol.mjcf import compat
+from jaxcontrol.parity import engines, hard_states, per_state
 from jaxcontrol.parity.engines import RAW_LAYOUTS
 
 
@@ -134,6 +137,28 @@ def test_a_miss_is_rechecked_with_the_state_stepped_alone(pendulum):
     assert piece["misses"][0]["raw_qvel"] == raw_rule["qvel"][2]
     same, none = per_state.recheck(env, mix.transitions, reference_values, "float32", raw, raw)
     assert same is raw and none == {}
+
+
+def test_raw_mjx_steps_a_large_batch_in_chunks(pendulum, monkeypatch):
+    """Past `RAW_BATCH_BYTES` of data, raw MJX steps the states in padded chunks (dog's
+    200 float64 states at once were killed for memory): the same values as one batch."""
+    env, _ = pendulum
+    with reference.precision(True):
+        mix = hard_states.state_mix(env, 5, seed=3)
+        whole = engines.raw_mjx_step_from(env, mix.transitions)
+        blank = compat.put_data(env.mj_model, mujoco.MjData(env.mj_model))
+        assert engines.raw_batch_size(blank, jnp.float64, 5) == 5
+        per_state_bytes = engines.RAW_BATCH_BYTES // engines.raw_batch_size(
+            blank, jnp.float64, 10**9
+        )
+        monkeypatch.setattr(engines, "RAW_BATCH_BYTES", 2 * per_state_bytes)
+        assert engines.raw_batch_size(blank, jnp.float64, 5) == 2
+        chunked = engines.raw_mjx_step_from(env, mix.transitions)
+    for a, b in zip(whole[:2], chunked[:2]):
+        assert a.shape == b.shape == (5, env.mj_model.nq)
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-14)
+    for key, value in whole[2].items():
+        np.testing.assert_allclose(value, chunked[2][key], rtol=0, atol=1e-14)
 
 
 def test_the_c_backend_steps_the_hard_states_as_dm_control_does():
