@@ -61,8 +61,10 @@ def pytest_addoption(parser):
 
 def pytest_generate_tests(metafunc):
     """Parameterises every test that takes `task` over the registry (a test marked
-    `mjx_tasks`: over the tasks whose battery steps MJX)."""
-    if "task" in metafunc.fixturenames:
+    `mjx_tasks`: over the tasks whose battery steps MJX). A test that parametrizes
+    `task` itself keeps its own tasks, and still joins their group and run order."""
+    own = any("task" in _argnames(m) for m in metafunc.definition.iter_markers("parametrize"))
+    if "task" in metafunc.fixturenames and not own:
         tasks = list(jaxcontrol.ALL_TASKS)
         wanted = metafunc.config.getoption("--tasks")
         if wanted:
@@ -74,6 +76,11 @@ def pytest_generate_tests(metafunc):
         if metafunc.definition.get_closest_marker("mjx_tasks"):
             tasks = [dt for dt in tasks if backend_for(dt, metafunc.config) == "mjx"]
         metafunc.parametrize("task", tasks, ids=[f"{d}-{t}" for d, t in tasks], scope="module")
+
+
+def _argnames(parametrize_marker):
+    names = parametrize_marker.args[0] if parametrize_marker.args else ()
+    return [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
 
 
 def _task_of(item):

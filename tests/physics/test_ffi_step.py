@@ -172,8 +172,9 @@ def _step(stepper, rows, n):
     return [np.asarray(x) for x in stepper(rows, [], shapes)]
 
 
+@pytest.mark.float64
 @pytest.mark.parametrize(
-    "lean_task",
+    "task",
     [
         ("cheetah", "run"),  # one substep: the end stage is half the step
         ("hopper", "hop"),  # a subtree-velocity sensor beside touch sensors
@@ -183,11 +184,11 @@ def _step(stepper, rows, n):
     ],
     ids="-".join,
 )
-def test_the_lean_end_stage_gives_mj_step1s_outputs(lean_task):
+def test_the_lean_end_stage_gives_mj_step1s_outputs(task):
     """The end stage without collision, constraints, inertia and bias forces returns
     mj_step1's state, sensors, poses and synced fields bit for bit, call after call."""
     with reference.precision(True):
-        env = jaxcontrol.load(*lean_task, backend="mujoco")
+        env = jaxcontrol.load(*task, backend="mujoco")
         lean, full = _stepper(env, True), _stepper(env, False)
         assert lean.lean and not full.lean
         n = 6
