@@ -16,6 +16,9 @@ their checkpoints. Several sweep processes may share one directory: each claims 
 run before working on it (`agents.common.claims`) and passes over runs that another
 live process holds; a killed process's claims expire after ``--claim-expiry``
 seconds. SIGINT or SIGTERM stops the current run after its chunk and checkpoint.
+With ``--skip-collected RECORDS`` it also skips the runs whose records are already
+collected there under the same config, so a sweep directory that was lost (or never on
+this machine) does not make it train them again.
 """
 
 from __future__ import annotations
@@ -101,6 +104,12 @@ def parser() -> args_lib.Parser:
         "--max-runs", type=integer(1, INT_MAX), default=None, help="stop after working on N runs"
     )
     p.add_argument(
+        "--skip-collected",
+        metavar="RECORDS",
+        help="count as finished the runs that `jaxcontrol results --collect` already wrote "
+        "under RECORDS (e.g. results/) with this sweep's config",
+    )
+    p.add_argument(
         "--status",
         action="store_true",
         help="print each run's state (finished, claimed, begun, new) and exit",
@@ -170,6 +179,27 @@ def _protocol(args: argparse.Namespace):
 def plan(spec: dict) -> list[tuple[str, int]]:
     """Every (task, seed) of a sweep, in the order it runs them: seed by seed."""
     return [(task, seed) for seed in spec["seeds"] for task in spec["tasks"]]
+
+
+def collected_run(records: str | None, protocol, task_id: str, seed: int) -> bool:
+    """Whether `records` (a records tree, or None) holds this run, finished under the
+    protocol's agent, config, action repeat and backend (`records.holds`)."""
+    if records is None:
+        return False
+    from jaxcontrol.agents.common import run_dir  # pylint: disable=import-outside-toplevel
+    from jaxcontrol.results import records as records_lib  # pylint: disable=import-outside-toplevel
+
+    defaults = run_dir.run_defaults(protocol.agent, False, protocol.action_repeat)
+    config = run_dir.build_config(
+        protocol.agent, protocol.steps, list(protocol.overrides), defaults
+    )
+    backend = protocol.backend or "mjx"
+    run = run_dir.run_info(
+        task_id, protocol.agent, seed, config, protocol.action_repeat, False, backend
+    )
+    if protocol.backend is None:
+        run.pop("backend", None)  # the machine's default: a run on either physics counts
+    return records_lib.holds(records, run, protocol.in_dm_control)
 
 
 def train_argv(protocol, task_id: str, seed: int, out: str, resume: bool, every: int) -> list[str]:
@@ -335,15 +365,18 @@ def work_on(root: str, protocol, task_id: str, seed: int, claim, every: int) -> 
     return status
 
 
-def _status(root: str, spec: dict, expiry: float) -> int:
+def _status(root: str, spec: dict, expiry: float, records: str | None) -> int:
     from jaxcontrol.agents.common import claims, sweep_dir  # pylint: disable=import-outside-toplevel
 
+    protocol = sweep_dir.Protocol.from_dict(spec)
     counts: dict[str, int] = {}
     for task_id, seed in plan(spec):
         out = sweep_dir.run_dir(root, task_id, seed)
         claim = os.path.join(out, claims.CLAIM)
         if sweep_dir.is_finished(out):
             state = "finished"
+        elif collected_run(records, protocol, task_id, seed):
+            state = "collected"
         elif os.path.exists(claim) and time.time() - os.stat(claim).st_mtime < expiry:
             state = "claimed"
         elif sweep_dir.has_started(out):
@@ -368,7 +401,8 @@ def main(argv: list[str]) -> int:
     try:
         args = parser().parse_args(argv)
         if args.status:
-            return _status(args.out, sweep_dir.read_spec(args.out), args.claim_expiry)
+            spec = sweep_dir.read_spec(args.out)
+            return _status(args.out, spec, args.claim_expiry, args.skip_collected)
         protocol = _protocol(args)
         tasks = _task_ids(args.tasks)
         seeds = list(range(args.first_seed, args.first_seed + args.seeds))
@@ -376,13 +410,16 @@ def main(argv: list[str]) -> int:
     except (UsageError, ValueError) as e:
         return fail(str(e))
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    worked, skipped, failed = 0, 0, []
+    worked, skipped, collected, failed = 0, 0, 0, []
     try:
         for task_id, seed in plan(spec):
             if task_id not in tasks or seed not in seeds:
                 continue  # asked for by another command line; that one runs it
             out = sweep_dir.run_dir(args.out, task_id, seed)
             if sweep_dir.is_finished(out):
+                continue
+            if collected_run(args.skip_collected, protocol, task_id, seed):
+                collected += 1
                 continue
             if args.max_runs is not None and worked >= args.max_runs:
                 break
@@ -404,6 +441,7 @@ def main(argv: list[str]) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
     left = f"; {skipped} held by other processes" if skipped else ""
+    left += f"; {collected} already collected in {args.skip_collected}" if collected else ""
     print(f"sweep: worked on {worked} runs{left}", flush=True)
     if failed:
         return fail(f"runs failed: {', '.join(failed)}", status=1)

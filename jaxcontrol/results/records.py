@@ -77,6 +77,19 @@ def record_dir(records: str | pathlib.Path, run: dict[str, Any]) -> pathlib.Path
     return pathlib.Path(records) / agent_name(run) / run["env"] / f"seed-{int(run['seed'])}"
 
 
+def holds(records: str | pathlib.Path, run: dict[str, Any], with_dm_control: bool) -> bool:
+    """Whether `records` holds `run` finished: its record directory has the required files
+    (and ``eval_dm_control.json`` when `with_dm_control`), and its ``run.json`` equals
+    `run` on every key that `run` gives (a run.json written by another config does not count).
+    """
+    target = record_dir(records, run)
+    needed = (*REQUIRED_FILES, *(("eval_dm_control.json",) if with_dm_control else ()))
+    if not all((target / name).is_file() for name in needed):
+        return False
+    saved = json.loads((target / "run.json").read_text())
+    return all(saved.get(key) == value for key, value in run.items())
+
+
 def _read(path: pathlib.Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 

@@ -153,6 +153,56 @@ def test_a_killed_sweep_resumes_without_repeating_work(tmp_path):
         assert (records / "ppo" / task / f"seed-{seed}" / "curve.json").exists()
     assert "4 runs of 2 tasks" in page.read_text()
 
+    # Without its sweep directory, a sweep with the same protocol finds every run in the
+    # records and trains none of them.
+    elsewhere = tmp_path / "new-machine"
+    command = [sys.executable, "-m", "jaxcontrol", "sweep", *TINY, "--out", str(elsewhere)]
+    again = subprocess.run(
+        command + ["--skip-collected", str(records)], capture_output=True, text=True, check=True
+    )
+    assert "worked on 0 runs; 4 already collected" in again.stdout, again.stdout
+    listed = subprocess.run(
+        command[:4] + ["--out", str(elsewhere), "--status", "--skip-collected", str(records)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert listed.stdout.count("\tcollected") == 4
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"seed": 7},
+        {"action_repeat": 2},
+        {"backend": "mjx"},
+        {"config": {"hidden_sizes": [4, 4]}},
+    ],
+    ids=["seed", "action_repeat", "backend", "config"],
+)
+def test_a_collected_run_counts_only_under_the_same_protocol(tmp_path, change):
+    protocol = sweep_dir.Protocol(agent="sac", steps=1000, backend="mujoco")
+    assert not sweep.collected_run(str(tmp_path), protocol, "cartpole-swingup", 0)
+    target = tmp_path / "sac" / "cartpole-swingup" / "seed-0"
+    target.mkdir(parents=True)
+    from jaxcontrol.agents.common import run_dir
+
+    config = run_dir.build_config("sac", 1000, [])
+    run = run_dir.run_info("cartpole-swingup", "sac", 0, config, 1, False, "mujoco")
+    for name in ("eval.json", "sweep_run.json"):
+        (target / name).write_text("{}")
+    (target / "run.json").write_text(json.dumps(run))
+    assert not sweep.collected_run(str(tmp_path), protocol, "cartpole-swingup", 0)  # no dm_control
+    (target / "eval_dm_control.json").write_text("{}")
+    assert sweep.collected_run(str(tmp_path), protocol, "cartpole-swingup", 0)
+    default_backend = sweep_dir.Protocol(agent="sac", steps=1000)
+    assert sweep.collected_run(str(tmp_path), default_backend, "cartpole-swingup", 0)
+    changed = {**run, **change}
+    if "config" in change:
+        changed["config"] = {**run["config"], **change["config"]}
+    (target / "run.json").write_text(json.dumps(changed))
+    assert not sweep.collected_run(str(tmp_path), protocol, "cartpole-swingup", 0)
+
 
 def test_two_processes_share_a_sweep_and_never_run_one_run_twice(tmp_path):
     out = tmp_path / "sweep"
