@@ -12,7 +12,13 @@ step: 999 of 1000 suite steps end nothing), for each way to auto-reset:
   `lax.cond(any(done))` around `vmap(env.reset)`;
 * **per-env cond**: a per-environment `lax.cond(done, reset, ...)`, vmapped;
 * **AutoReset**: `jaxcontrol.wrappers.AutoReset`, whose `custom_vmap` rule
-  merges every vmap level into one batch and keeps one real cond.
+  merges every vmap level into one batch and keeps one real cond;
+* **step_batch**: `AutoReset.step_batch` on the explicit batch, which resets only
+  the environments that finished when few did.
+
+With `--stagger`, environment i of N starts at step floor(i * L / N) of its episode,
+as PPO's staggered episodes do, so that episodes end one or a few at a time
+during the scan instead of never.
 
 and two layouts of the same number of environments: one seed of S*N
 environments, and S seeds of N environments under an outer `jax.vmap`.
@@ -38,7 +44,7 @@ from jaxcontrol.wrappers import AutoReset
 
 
 def _batch_cond_step(env):
-    """The pre-issue-12 AutoReset: batch-level cond over any(done)."""
+    """An AutoReset as a batch-level cond over any(done), without `any_in_batch`."""
 
     def step(states, actions):
         stepped = jax.vmap(env.step)(states, actions)
@@ -82,20 +88,25 @@ def variants(env):
         "batch cond": (plain, _batch_cond_step(env)),
         "per-env cond": (plain, _per_env_cond_step(env)),
         "AutoReset": (jax.vmap(auto.reset), jax.vmap(auto.step)),
+        "step_batch": (jax.vmap(auto.reset), auto.step_batch),
     }
 
 
-def make_run(env, reset, step, steps: int, seeds: int, envs: int):
+def make_run(env, reset, step, steps: int, seeds: int, envs: int, stagger: bool = False):
     """A jitted function of a key that resets and scans `steps` random steps.
 
     seeds == 1: one batch of `envs` environments; else `seeds` x `envs` under
-    an outer vmap (the way `jax.vmap(train)` batches a learner).
+    an outer vmap (the way `jax.vmap(train)` batches a learner). With `stagger`,
+    the environments start at evenly spread steps of their episodes.
     """
     shape = env.action_spec().shape
+    offsets = (jnp.arange(envs) * (env.episode_length or 0)) // envs
 
     def one_seed(key):
         key_reset, key_act = jax.random.split(key)
         states = reset(jax.random.split(key_reset, envs))
+        if stagger:
+            states = states.replace(step=offsets.astype(states.step.dtype))
 
         def body(carry, key):
             actions = jax.random.uniform(key, (envs,) + shape, minval=-1.0)
@@ -144,11 +155,14 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=50, help="steps per timed call")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=1.0, help="aim of each timing")
+    parser.add_argument("--stagger", action="store_true", help="staggered episode starts")
+    parser.add_argument("--backend", default="mjx", help="physics: mjx or mujoco")
     args = parser.parse_args(argv)
 
     print(
         f"# {datetime.date.today()}, {platform.node()}, {jax.devices()[0].device_kind}, "
         f"jax {jax.__version__}; {args.steps} steps per call, best of {args.repeats}"
+        f"{', staggered' if args.stagger else ''}, {args.backend}"
     )
     print("| task | layout | variant | µs per step (wall) | × none | µs per step (CPU) | × none |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
@@ -159,11 +173,13 @@ def main(argv=None) -> None:
     }
     for task in args.tasks:
         domain, name = task.split("-", 1)
-        env = jaxcontrol.load(domain, name)
+        env = jaxcontrol.load(domain, name, backend=args.backend)
         for layout, (seeds, envs) in layouts.items():
             key = jax.random.key(0)
             calls = {
-                label: functools.partial(make_run(env, reset, step, args.steps, seeds, envs), key)
+                label: functools.partial(
+                    make_run(env, reset, step, args.steps, seeds, envs, args.stagger), key
+                )
                 for label, (reset, step) in variants(env).items()
             }
             best = time_calls(calls, args.repeats, args.seconds)

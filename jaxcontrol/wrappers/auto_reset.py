@@ -24,6 +24,13 @@ step. Only the predicate passes through `custom_vmap`: the step and the reset
 stay ordinary traced code that XLA and JAX optimise as usual.
 docs/design/auto-reset.md measures the alternatives.
 
+Staggered episodes (PPO starts each environment at another phase of its first
+episode) end one or two at a time, so the batch-level restart above would reset the
+whole batch every few steps. `AutoReset.step_batch` steps an explicit batch and, when
+few episodes ended, resets only those environments, a block of them at a time
+(at most four blocks; more resets the batch whole, as above);
+`jaxcontrol.agents` steps its environments through it.
+
 Place `AutoReset` above the wrappers that keep per-episode state
 (`Observables`, `DomainRandomization`): their `reset` runs inside the restart.
 `RecordEpisodeStatistics` goes above it.
@@ -42,6 +49,7 @@ from jaxcontrol.core import State
 from jaxcontrol.wrappers.base import Wrapper
 
 _FINAL = "final_observation"
+_FEW_BLOCKS = 4  # step_batch's most rounds of `block` resets before it resets the whole batch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +94,60 @@ class AutoReset(Wrapper):
         # `stepped` outlives the cond, so XLA can update the state in place.
         return jax.lax.cond(any_in_batch(done), restart, keep, stepped)
 
+    def step_batch(self, states: State, actions: jax.Array, block: int | None = None) -> State:
+        """`jax.vmap(self.step)` over a batch [E], paying for finished environments only.
+
+        Where at most 4 * `block` episodes ended (in every vmapped copy of the batch,
+        e.g. seeds), only those environments reset, `block` of them at a time (default
+        max(1, E // 128)); where more ended, the whole batch resets as in `step`, so a
+        restart never takes more than four rounds. Each environment gets the state `step`
+        would give it: its reset draws from its own key.
+
+        Args:
+          states: a batched state, leading axis E.
+          actions: [E, ...] actions.
+          block: environments reset together on the few-finished path.
+        """
+        stepped = jax.vmap(lambda s, a: self.env.step(self.inner_state(s), a))(states, actions)
+        done = stepped.last()
+        n = done.shape[0]
+        k = max(1, n // 128) if block is None else block
+        if not 1 <= k <= n:
+            raise ValueError(f"block must be in [1, {n}] for a batch of {n}, got {block}")
+
+        def restart_all(stepped: State) -> State:
+            fresh = jax.vmap(self.env.reset)(stepped.key)
+            return _take_where(done, fresh, stepped)
+
+        def restart_few(stepped: State) -> State:
+            order = jnp.nonzero(done, size=n + k, fill_value=n)[0]  # finished first, then n
+
+            def one_block(carry):
+                i, current = carry
+                lanes = jax.lax.dynamic_slice(order, (i * k,), (k,))
+                keys = jnp.take(current.key, lanes, axis=0, mode="clip")  # past the end: unused
+                fresh = jax.vmap(self.env.reset)(keys)
+                return i + 1, jax.tree.map(
+                    lambda x, new: x.at[lanes].set(new, mode="drop"), current, fresh
+                )
+
+            blocks = (jnp.sum(done) + k - 1) // k
+            start = (jnp.zeros((), jnp.int32), stepped)
+            return jax.lax.while_loop(lambda c: c[0] < blocks, one_block, start)[1]
+
+        def restart(stepped: State) -> State:
+            many = any_in_batch(jnp.sum(done) > _FEW_BLOCKS * k)
+            restarted = jax.lax.cond(many, restart_all, restart_few, stepped)
+            restarted = restarted.replace(
+                reward=stepped.reward, discount=stepped.discount, step_type=stepped.step_type
+            )
+            return _with_final_observation(restarted, stepped.observation)
+
+        def keep(stepped: State) -> State:
+            return _with_final_observation(stepped, stepped.observation)
+
+        return jax.lax.cond(any_in_batch(jnp.any(done)), restart, keep, stepped)
+
 
 @custom_vmap
 def any_in_batch(flag: jax.Array) -> jax.Array:
@@ -104,6 +166,15 @@ def _any_in_batch_rule(axis_size, in_batched, flag):
     (batched,) = in_batched
     reduced = jnp.any(flag, axis=0) if batched else flag
     return any_in_batch(reduced), False
+
+
+def _take_where(done: jax.Array, new: State, old: State) -> State:
+    """`new` for the environments where `done`, `old` elsewhere (leading axis E)."""
+
+    def pick(a, b):
+        return jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b)
+
+    return jax.tree.map(pick, new, old)
 
 
 def _with_final_observation(state: State, final_observation) -> State:

@@ -141,3 +141,90 @@ def test_placement_is_checked_at_construction():
         FlattenObservation(FlattenObservation(env))
     # Allowed orders build.
     RecordEpisodeStatistics(AutoReset(ActionRepeat(FlattenObservation(env), 2)))
+
+
+def _tree_equal(a, b):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+            x, y = jax.random.key_data(x), jax.random.key_data(y)
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.parametrize(
+    "last, block",
+    [
+        ((), None),  # none finish
+        ((3,), None),  # one: one block of max(1, 16 // 128)
+        ((0, 5, 9), 2),  # few: two blocks, the second half empty
+        ((1, 2, 3, 15), 1),  # exactly four blocks: still the few path
+        ((1, 2, 3, 4, 15), 1),  # five blocks' worth: the whole batch resets
+        (tuple(range(0, 16, 2)), 2),  # many: the whole batch resets
+    ],
+    ids=["none", "one", "few", "four-blocks", "five", "many"],
+)
+def test_step_batch_is_vmapped_step_whether_few_or_many_finish(last, block):
+    env = _toy()
+    auto = AutoReset(env)
+    states = jax.vmap(auto.reset)(jax.random.split(jax.random.key(2), 16))
+    near_end = np.isin(np.arange(16), last)
+    states = states.replace(step=jnp.where(near_end, env.episode_length - 1, 0))
+    actions = jnp.full((16, 1), 0.3)
+    batch = jax.jit(lambda s, a: auto.step_batch(s, a, block))(states, actions)
+    np.testing.assert_array_equal(np.asarray(batch.last()), near_end)
+    _tree_equal(batch, jax.jit(jax.vmap(auto.step))(states, actions))
+
+
+def test_step_batch_under_a_vmap_over_seeds():
+    """Seeds around the batch: one seed with few finished, one with many, one with none."""
+    env = _toy()
+    auto = AutoReset(env)
+    keys = jax.random.split(jax.random.key(3), 3 * 16).reshape(3, 16)
+    states = jax.vmap(jax.vmap(auto.reset))(keys)
+    near_end = np.zeros((3, 16), bool)
+    near_end[0, [4, 7]] = True
+    near_end[1, :12] = True
+    states = states.replace(step=jnp.where(near_end, env.episode_length - 1, 0))
+    actions = jnp.full((3, 16, 1), -0.2)
+    for few_only in (False, True):  # all three seeds, then the first and the last
+        pick = np.array([0, 2]) if few_only else np.arange(3)
+        s, a = jax.tree.map(lambda x, p=pick: x[p], states), actions[pick]
+        batch = jax.jit(jax.vmap(lambda s, a: auto.step_batch(s, a, 2)))(s, a)
+        _tree_equal(batch, jax.jit(jax.vmap(jax.vmap(auto.step)))(s, a))
+
+
+def test_step_batch_resets_a_block_at_a_time_when_few_finish():
+    """The few-finished path's reset (its random draws) runs inside a loop on `block` lanes."""
+    auto = AutoReset(_toy())
+    states = jax.eval_shape(jax.vmap(auto.reset), jax.random.split(jax.random.key(0), 16))
+    closed = jax.make_jaxpr(lambda s, a: auto.step_batch(s, a, 4))(states, jnp.zeros((16, 1)))
+    loops = [e for e in _all_eqns(closed.jaxpr) if e.primitive.name == "while"]
+    assert len(loops) == 1
+    body = loops[0].params["body_jaxpr"].jaxpr
+    draws = [e for e in _all_eqns(body) if e.primitive.name == "random_bits"]
+    assert draws and all(e.outvars[0].aval.shape[0] == 4 for e in draws)
+
+
+def _all_eqns(jaxpr):
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for sub in jax.core.jaxprs_in_params(eqn.params):
+            yield from _all_eqns(sub)
+
+
+def test_step_batch_on_c_mujoco_is_vmapped_step_bit_for_bit():
+    env = jaxcontrol.load("cartpole", "balance", time_limit=0.03, backend="mujoco")  # 3 steps
+    auto = AutoReset(env)
+    states = jax.vmap(auto.reset)(jax.random.split(jax.random.key(4), 8))
+    states = states.replace(step=jnp.array([2, 0, 0, 2, 1, 0, 0, 0]))
+    actions = jnp.linspace(-1, 1, 8)[:, None]
+    _tree_equal(
+        jax.jit(lambda s, a: auto.step_batch(s, a, 1))(states, actions),
+        jax.jit(jax.vmap(auto.step))(states, actions),
+    )
+
+
+def test_step_batch_checks_its_block():
+    auto = AutoReset(_toy())
+    states = jax.vmap(auto.reset)(jax.random.split(jax.random.key(0), 4))
+    with pytest.raises(ValueError, match=r"block must be in \[1, 4\]"):
+        auto.step_batch(states, jnp.zeros((4, 1)), 5)

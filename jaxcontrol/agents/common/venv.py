@@ -124,7 +124,7 @@ class TrainingEnv(NamedTuple):
           transition really ended in (so time-limit ends can bootstrap).
         """
         obs = self.observe(env_state.observation)
-        env_state = sharding.constrain(jax.vmap(self.venv.step)(env_state, action), self.mesh)
+        env_state = sharding.constrain(self._step_batch(env_state, action), self.mesh)
         done = is_last(env_state)
         reward = env_state.reward.astype(jnp.float32)
         episode_return, finished, count = track_returns(episode_return, reward, done)
@@ -137,6 +137,17 @@ class TrainingEnv(NamedTuple):
             "next_obs": self.observe(env_state.info["final_observation"]),
         }
         return env_state, episode_return, transition, finished, count
+
+    def _step_batch(self, env_state: Any, action: jax.Array) -> Any:
+        """Every env's step. With an ``AutoReset`` on top and one device, only the envs
+        whose episodes ended reset (``AutoReset.step_batch``): staggered episodes end a few
+        at a time, and a restart of the whole batch every few steps would cost more than
+        the episodes themselves where a reset steps physics (cheetah's settle)."""
+        from jaxcontrol.wrappers import AutoReset  # pylint: disable=import-outside-toplevel
+
+        if isinstance(self.venv, AutoReset) and self.mesh is None:
+            return self.venv.step_batch(env_state, action)
+        return jax.vmap(self.venv.step)(env_state, action)
 
 
 def training_env(env: Any, num_envs: int, mesh: Mesh | None = None) -> TrainingEnv:
