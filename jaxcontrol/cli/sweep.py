@@ -193,12 +193,12 @@ def collected_run(records: str | None, protocol, task_id: str, seed: int) -> boo
     config = run_dir.build_config(
         protocol.agent, protocol.steps, list(protocol.overrides), defaults
     )
-    backend = protocol.backend or "mjx"
+    # No backend key for the machine's default: a run on either physics counts.
     run = run_dir.run_info(
-        task_id, protocol.agent, seed, config, protocol.action_repeat, False, backend
+        task_id, protocol.agent, seed, config, protocol.action_repeat, False, "mjx"
     )
-    if protocol.backend is None:
-        run.pop("backend", None)  # the machine's default: a run on either physics counts
+    if protocol.backend is not None:
+        run["backend"] = protocol.backend  # an MJX run's run.json omits it (`records.holds`)
     return records_lib.holds(records, run, protocol.in_dm_control)
 
 

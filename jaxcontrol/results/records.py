@@ -77,17 +77,22 @@ def record_dir(records: str | pathlib.Path, run: dict[str, Any]) -> pathlib.Path
     return pathlib.Path(records) / agent_name(run) / run["env"] / f"seed-{int(run['seed'])}"
 
 
+# What a run.json means by a key it omits (`agents.common.run_dir.run_info`).
+_OMITTED = {"backend": "mjx"}
+
+
 def holds(records: str | pathlib.Path, run: dict[str, Any], with_dm_control: bool) -> bool:
     """Whether `records` holds `run` finished: its record directory has the required files
     (and ``eval_dm_control.json`` when `with_dm_control`), and its ``run.json`` equals
-    `run` on every key that `run` gives (a run.json written by another config does not count).
+    `run` on every key that `run` gives, an omitted ``backend`` reading as ``"mjx"`` (a
+    run.json written by another config does not count).
     """
     target = record_dir(records, run)
     needed = (*REQUIRED_FILES, *(("eval_dm_control.json",) if with_dm_control else ()))
     if not all((target / name).is_file() for name in needed):
         return False
     saved = json.loads((target / "run.json").read_text())
-    return all(saved.get(key) == value for key, value in run.items())
+    return all(saved.get(key, _OMITTED.get(key)) == value for key, value in run.items())
 
 
 def _read(path: pathlib.Path) -> dict[str, Any] | None:

@@ -82,17 +82,11 @@ class AutoReset(Wrapper):
         def restart(stepped: State) -> State:
             fresh = self.env.reset(stepped.key)
             restarted = jax.tree.map(lambda new, old: jnp.where(done, new, old), fresh, stepped)
-            restarted = restarted.replace(
-                reward=stepped.reward, discount=stepped.discount, step_type=stepped.step_type
-            )
-            return _with_final_observation(restarted, stepped.observation)
-
-        def keep(stepped: State) -> State:
-            return _with_final_observation(stepped, stepped.observation)
+            return _after_restart(restarted, stepped)
 
         # The final observation is set inside both branches: nothing of
         # `stepped` outlives the cond, so XLA can update the state in place.
-        return jax.lax.cond(any_in_batch(done), restart, keep, stepped)
+        return jax.lax.cond(any_in_batch(done), restart, _kept, stepped)
 
     def step_batch(self, states: State, actions: jax.Array, block: int | None = None) -> State:
         """`jax.vmap(self.step)` over a batch [E], paying for finished environments only.
@@ -138,15 +132,9 @@ class AutoReset(Wrapper):
         def restart(stepped: State) -> State:
             many = any_in_batch(jnp.sum(done) > _FEW_BLOCKS * k)
             restarted = jax.lax.cond(many, restart_all, restart_few, stepped)
-            restarted = restarted.replace(
-                reward=stepped.reward, discount=stepped.discount, step_type=stepped.step_type
-            )
-            return _with_final_observation(restarted, stepped.observation)
+            return _after_restart(restarted, stepped)
 
-        def keep(stepped: State) -> State:
-            return _with_final_observation(stepped, stepped.observation)
-
-        return jax.lax.cond(any_in_batch(jnp.any(done)), restart, keep, stepped)
+        return jax.lax.cond(any_in_batch(jnp.any(done)), restart, _kept, stepped)
 
 
 @custom_vmap
@@ -166,6 +154,20 @@ def _any_in_batch_rule(axis_size, in_batched, flag):
     (batched,) = in_batched
     reduced = jnp.any(flag, axis=0) if batched else flag
     return any_in_batch(reduced), False
+
+
+def _after_restart(restarted: State, stepped: State) -> State:
+    """`restarted` (new episodes where they began) with the finished transition's reward,
+    discount, step type and final observation, which `stepped` holds."""
+    restarted = restarted.replace(
+        reward=stepped.reward, discount=stepped.discount, step_type=stepped.step_type
+    )
+    return _with_final_observation(restarted, stepped.observation)
+
+
+def _kept(stepped: State) -> State:
+    """`stepped` where no episode ended: its observation is its final one."""
+    return _with_final_observation(stepped, stepped.observation)
 
 
 def _take_where(done: jax.Array, new: State, old: State) -> State:

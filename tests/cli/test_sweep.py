@@ -197,6 +197,8 @@ def test_a_collected_run_counts_only_under_the_same_protocol(tmp_path, change):
     assert sweep.collected_run(str(tmp_path), protocol, "cartpole-swingup", 0)
     default_backend = sweep_dir.Protocol(agent="sac", steps=1000)
     assert sweep.collected_run(str(tmp_path), default_backend, "cartpole-swingup", 0)
+    on_mjx = sweep_dir.Protocol(agent="sac", steps=1000, backend="mjx")
+    assert not sweep.collected_run(str(tmp_path), on_mjx, "cartpole-swingup", 0)  # C's run
     changed = {**run, **change}
     if "config" in change:
         changed["config"] = {**run["config"], **change["config"]}
